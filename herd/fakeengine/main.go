@@ -1,0 +1,956 @@
+// Command fakeengine draws Claude-Code-like and Codex-like terminal screens
+// the way the real programs do (facts/engines.md), so the herd's tests can
+// drive an "agent" without a model: alternate screen, OSC 0/2 titles, Codex's
+// synchronized-output frames, a bracketed-paste-aware raw-mode input box, a
+// spinner with "esc to interrupt", permission and question dialogs, done and
+// interrupted lines, and hook commands run from a settings file with the
+// JSON payloads and in the order the real Claude Code fires them.
+//
+// Trigger words in a prompt script the turn:
+//
+//	slow     a long turn (--slow)
+//	perm     a Bash permission dialog: 1/2/Enter approve, 3/Esc deny
+//	ask      an AskUserQuestion menu: 1-4/Enter answer, Esc cancel
+//	fail     an API error line (StopFailure)
+//	exit N   exit with code N (SessionEnd)
+//	other    a reply "● <text>" and a done line
+//
+// Esc while working interrupts (no hook fires, like the real engines).
+// Ctrl-C while working interrupts; at the prompt Ctrl-C or Ctrl-D exits.
+//
+// Usage:
+//
+//	fakeengine [--style claude|codex] [--settings PATH] [--turn 1s] [--slow 30s]
+//	           [--tick 100ms] [--notify-after 6s] [--idle-notify 60s] [--hook-trust]
+//
+// Every duration flag also reads FAKEENGINE_<NAME> (FAKEENGINE_TURN=50ms).
+package main
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/term"
+)
+
+type mode int
+
+const (
+	modeIdle mode = iota
+	modeWorking
+	modePerm
+	modeAsk
+	modeTrust
+)
+
+type config struct {
+	style       string
+	settings    string
+	turn        time.Duration
+	slow        time.Duration
+	tick        time.Duration
+	notifyAfter time.Duration
+	idleNotify  time.Duration
+	hookTrust   bool
+}
+
+func durationFlag(fs *flag.FlagSet, p *time.Duration, name string, def time.Duration, usage string) {
+	env := "FAKEENGINE_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+	if v := os.Getenv(env); v != "" {
+		if d, err := time.ParseDuration(v); err == nil {
+			def = d
+		} else {
+			fmt.Fprintf(os.Stderr, "fakeengine: %s=%q is not a duration (write 50ms, 2s)\n", env, v)
+			os.Exit(1)
+		}
+	}
+	fs.DurationVar(p, name, def, usage+" (env "+env+")")
+}
+
+func parseFlags(args []string) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("fakeengine", flag.ContinueOnError)
+	fs.StringVar(&c.style, "style", envOr("FAKEENGINE_STYLE", "claude"), "screen style: claude or codex")
+	fs.StringVar(&c.settings, "settings", os.Getenv("FAKEENGINE_SETTINGS"), "hooks settings file (default ~/.claude/settings.json or ~/.codex/hooks.json)")
+	durationFlag(fs, &c.turn, "turn", time.Second, "length of a normal turn")
+	durationFlag(fs, &c.slow, "slow", 30*time.Second, "length of a turn whose prompt says slow")
+	durationFlag(fs, &c.tick, "tick", 100*time.Millisecond, "spinner frame interval")
+	durationFlag(fs, &c.notifyAfter, "notify-after", 6*time.Second, "delay of the permission_prompt Notification while a dialog stays open (0 = never)")
+	durationFlag(fs, &c.idleNotify, "idle-notify", 60*time.Second, "delay of the idle_prompt Notification after a turn (0 = never)")
+	fs.BoolVar(&c.hookTrust, "hook-trust", os.Getenv("FAKEENGINE_HOOK_TRUST") == "1", "codex: show the hook trust menu at start")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if c.style != "claude" && c.style != "codex" {
+		return c, fmt.Errorf("unknown --style %q: use claude or codex", c.style)
+	}
+	if c.tick <= 0 {
+		return c, fmt.Errorf("--tick must be positive")
+	}
+	if c.settings == "" {
+		home, _ := os.UserHomeDir()
+		if c.style == "codex" {
+			c.settings = filepath.Join(home, ".codex", "hooks.json")
+		} else {
+			c.settings = filepath.Join(home, ".claude", "settings.json")
+		}
+	}
+	return c, nil
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func main() {
+	cfg, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fakeengine:", err)
+		os.Exit(1)
+	}
+	os.Exit(run(cfg))
+}
+
+// engine is the whole program state. Only the loop goroutine touches it;
+// input, timers and signals send closures to events.
+type engine struct {
+	cfg        config
+	events     chan func()
+	cols, rows int
+	cwd        string
+	session    string
+
+	mode       mode
+	input      []rune
+	transcript []string
+	turn       int // bumps on every new turn or interrupt; stale timers compare it
+	started    time.Time
+	prompt     string
+	spin       int
+	sel        int
+	tokens     int
+	exitCode   int
+	quit       bool
+	hooksOff   bool
+	tickStop   chan struct{}
+	idleTimer  *time.Timer
+}
+
+func run(cfg config) int {
+	cwd, _ := os.Getwd()
+	e := &engine{cfg: cfg, events: make(chan func(), 64), cwd: cwd, session: newID()}
+	e.cols, e.rows = 120, 40
+	if c, r, err := term.GetSize(1); err == nil && c > 0 && r > 0 {
+		e.cols, e.rows = c, r
+	}
+	if term.IsTerminal(0) {
+		if old, err := term.MakeRaw(0); err == nil {
+			defer term.Restore(0, old)
+		}
+	}
+	winch := make(chan os.Signal, 1)
+	signal.Notify(winch, syscall.SIGWINCH)
+	go func() {
+		for range winch {
+			e.events <- func() {
+				if c, r, err := term.GetSize(1); err == nil && c > 0 && r > 0 {
+					e.cols, e.rows = c, r
+				}
+				e.draw()
+			}
+		}
+	}()
+	go e.readInput()
+
+	// Enter the alternate screen, enable bracketed paste, as both engines do.
+	os.Stdout.WriteString("\x1b[?1049h\x1b[?2004h\x1b[H\x1b[2J")
+	if cfg.style == "codex" && cfg.hookTrust {
+		e.mode = modeTrust
+		e.hooksOff = true
+	}
+	e.fire("SessionStart", map[string]any{"source": "startup", "model": e.model()})
+	e.draw()
+	for !e.quit {
+		f := <-e.events
+		f()
+	}
+	os.Stdout.WriteString("\x1b[?2004l\x1b[?1049l")
+	return e.exitCode
+}
+
+func newID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	h := hex.EncodeToString(b)
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+func (e *engine) model() string {
+	if e.cfg.style == "codex" {
+		return "gpt-fake"
+	}
+	return "claude-opus-5-5"
+}
+
+// ---- input ----
+
+// readInput turns raw bytes into key events: a bracketed paste is one
+// event; ESC alone (a read that ends with it or is followed by something
+// that starts no sequence) is the Esc key.
+func (e *engine) readInput() {
+	buf := make([]byte, 4096)
+	var pending []byte
+	var paste []byte
+	inPaste := false
+	for {
+		n, err := os.Stdin.Read(buf)
+		if n > 0 {
+			pending = append(pending, buf[:n]...)
+			for len(pending) > 0 {
+				if inPaste {
+					i := bytes.Index(pending, []byte("\x1b[201~"))
+					if i < 0 {
+						paste = append(paste, pending...)
+						pending = nil
+						break
+					}
+					paste = append(paste, pending[:i]...)
+					pending = pending[i+6:]
+					inPaste = false
+					text := string(paste)
+					paste = nil
+					e.events <- func() { e.onPaste(text) }
+					continue
+				}
+				if bytes.HasPrefix(pending, []byte("\x1b[200~")) {
+					pending = pending[6:]
+					inPaste = true
+					continue
+				}
+				if pending[0] == 0x1b {
+					if len(pending) >= 3 && (pending[1] == '[' || pending[1] == 'O') {
+						// CSI/SS3: consume through the final byte.
+						j := 2
+						for j < len(pending) && (pending[j] < 0x40 || pending[j] > 0x7e) {
+							j++
+						}
+						if j == len(pending) {
+							break // incomplete; wait for more
+						}
+						seq := string(pending[:j+1])
+						pending = pending[j+1:]
+						e.events <- func() { e.onSeq(seq) }
+						continue
+					}
+					if len(pending) == 2 && pending[1] == '[' {
+						break
+					}
+					pending = pending[1:]
+					e.events <- func() { e.onKey("esc") }
+					continue
+				}
+				r, size := utf8.DecodeRune(pending)
+				if r == utf8.RuneError && !utf8.FullRune(pending) {
+					break
+				}
+				pending = pending[size:]
+				key := string(r)
+				switch r {
+				case '\r', '\n':
+					key = "enter"
+				case 0x7f, 0x08:
+					key = "backspace"
+				case 0x03:
+					key = "ctrl-c"
+				case 0x04:
+					key = "ctrl-d"
+				case '\t':
+					key = "tab"
+				}
+				e.events <- func() { e.onKey(key) }
+			}
+		}
+		if err != nil {
+			e.events <- func() { e.exitCode = 0; e.end("other") }
+			return
+		}
+	}
+}
+
+func (e *engine) onSeq(seq string) {
+	switch seq {
+	case "\x1b[A", "\x1bOA":
+		e.onKey("up")
+	case "\x1b[B", "\x1bOB":
+		e.onKey("down")
+	}
+}
+
+func (e *engine) onPaste(text string) {
+	if e.mode == modeIdle || e.mode == modeWorking {
+		e.input = append(e.input, []rune(text)...)
+		e.draw()
+	}
+}
+
+func (e *engine) onKey(key string) {
+	switch e.mode {
+	case modeIdle, modeWorking:
+		switch key {
+		case "esc":
+			if e.mode == modeWorking {
+				e.interrupt()
+			}
+		case "ctrl-c":
+			if e.mode == modeWorking {
+				e.interrupt()
+			} else {
+				e.exitCode = 0
+				e.end("prompt_input_exit")
+			}
+		case "ctrl-d":
+			if e.mode == modeIdle && len(e.input) == 0 {
+				e.exitCode = 0
+				e.end("prompt_input_exit")
+			}
+		case "enter":
+			if e.mode == modeIdle && strings.TrimSpace(string(e.input)) != "" {
+				text := string(e.input)
+				e.input = nil
+				e.submit(text)
+			}
+		case "backspace":
+			if len(e.input) > 0 {
+				e.input = e.input[:len(e.input)-1]
+				e.draw()
+			}
+		case "up", "down", "tab":
+		default:
+			e.input = append(e.input, []rune(key)...)
+			e.draw()
+		}
+	case modePerm:
+		switch key {
+		case "1", "2", "y", "p":
+			e.approve()
+		case "3", "n", "esc":
+			e.deny()
+		case "enter":
+			if e.sel == 2 {
+				e.deny()
+			} else {
+				e.approve()
+			}
+		case "up":
+			e.sel = max(0, e.sel-1)
+			e.draw()
+		case "down":
+			e.sel = min(2, e.sel+1)
+			e.draw()
+		case "ctrl-c":
+			e.deny()
+		}
+	case modeAsk:
+		switch key {
+		case "1", "2", "3", "4":
+			e.sel = int(key[0] - '1')
+			e.answer()
+		case "enter":
+			e.answer()
+		case "up":
+			e.sel = max(0, e.sel-1)
+			e.draw()
+		case "down":
+			e.sel = min(3, e.sel+1)
+			e.draw()
+		case "esc", "ctrl-c":
+			e.deny()
+		}
+	case modeTrust:
+		switch key {
+		case "1", "2", "enter":
+			e.hooksOff = false
+		case "3":
+			e.hooksOff = true
+		default:
+			return
+		}
+		e.mode = modeIdle
+		e.draw()
+	}
+}
+
+// ---- turns ----
+
+var exitRE = regexp.MustCompile(`\bexit (\d+)\b`)
+
+var verbs = []string{"Stewing", "Perambulating", "Tinkering", "Cooking", "Pondering"}
+
+func (e *engine) submit(text string) {
+	if m := exitRE.FindStringSubmatch(text); m != nil {
+		code, _ := strconv.Atoi(m[1])
+		e.exitCode = code
+		e.end("prompt_input_exit")
+		return
+	}
+	e.stopIdleNotify()
+	e.prompt = text
+	e.turn++
+	e.tokens = 0
+	e.started = time.Now()
+	firstLine, _, _ := strings.Cut(text, "\n")
+	if e.cfg.style == "codex" {
+		e.add("› "+firstLine, "")
+	} else {
+		e.add("> "+firstLine, "")
+	}
+	e.fire("UserPromptSubmit", map[string]any{"prompt": text})
+	e.setWorking()
+	id := e.turn
+	switch {
+	case strings.Contains(text, "perm"):
+		e.after(e.cfg.turn/2, id, e.askPermission)
+	case strings.Contains(text, "ask"):
+		e.after(e.cfg.turn/2, id, e.askQuestion)
+	case strings.Contains(text, "fail"):
+		e.after(e.cfg.turn, id, e.apiError)
+	case strings.Contains(text, "slow"):
+		e.after(e.cfg.slow, id, func() { e.finish("Finished the slow task: " + firstLine) })
+	default:
+		e.after(e.cfg.turn, id, func() { e.finish(firstLine) })
+	}
+}
+
+// after runs f on the loop after d unless the turn changed meanwhile.
+func (e *engine) after(d time.Duration, id int, f func()) {
+	time.AfterFunc(d, func() {
+		e.events <- func() {
+			if e.turn == id && !e.quit {
+				f()
+			}
+		}
+	})
+}
+
+func (e *engine) setWorking() {
+	e.mode = modeWorking
+	if e.tickStop == nil {
+		stop := make(chan struct{})
+		e.tickStop = stop
+		go func() {
+			t := time.NewTicker(e.cfg.tick)
+			defer t.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-t.C:
+				}
+				frame := func() {
+					if e.tickStop == stop && e.mode == modeWorking {
+						e.spin++
+						e.tokens += 3
+						e.draw()
+					}
+				}
+				select {
+				case e.events <- frame:
+				case <-stop:
+					return
+				}
+			}
+		}()
+	}
+	e.draw()
+}
+
+func (e *engine) stopWorking(next mode) {
+	e.mode = next
+	if e.tickStop != nil {
+		close(e.tickStop)
+		e.tickStop = nil
+	}
+}
+
+func (e *engine) toolInput() map[string]any {
+	if e.cfg.style == "codex" {
+		return map[string]any{"command": "touch codex-perm.txt"}
+	}
+	return map[string]any{"command": "touch perm.txt", "description": "Create an empty file named perm.txt"}
+}
+
+func (e *engine) askPermission() {
+	e.fire("PreToolUse", map[string]any{"tool_name": "Bash", "tool_input": e.toolInput(), "tool_use_id": "toolu_" + e.session[:8]})
+	e.stopWorking(modePerm)
+	e.sel = 0
+	extra := map[string]any{"tool_name": "Bash", "tool_input": e.toolInput()}
+	if e.cfg.style == "claude" {
+		extra["permission_suggestions"] = []any{map[string]any{"type": "addDirectories", "directories": []string{e.cwd}}}
+	}
+	e.fire("PermissionRequest", extra)
+	e.draw()
+	e.notifyWhileOpen(modePerm)
+}
+
+func (e *engine) askQuestion() {
+	questions := []any{map[string]any{"question": "Which color should the button be?", "header": "Color",
+		"options": []any{map[string]any{"label": "Red"}, map[string]any{"label": "Blue"}}}}
+	e.fire("PreToolUse", map[string]any{"tool_name": "AskUserQuestion", "tool_input": map[string]any{"questions": questions}})
+	e.stopWorking(modeAsk)
+	e.sel = 0
+	e.fire("PermissionRequest", map[string]any{"tool_name": "AskUserQuestion", "tool_input": map[string]any{"questions": questions}})
+	e.draw()
+	e.notifyWhileOpen(modeAsk)
+}
+
+// notifyWhileOpen fires Claude's permission_prompt Notification if the
+// dialog is still open after --notify-after.
+func (e *engine) notifyWhileOpen(m mode) {
+	if e.cfg.notifyAfter <= 0 || e.cfg.style != "claude" {
+		return
+	}
+	e.after(e.cfg.notifyAfter, e.turn, func() {
+		if e.mode == m {
+			e.fire("Notification", map[string]any{"message": "Claude needs your permission", "notification_type": "permission_prompt"})
+		}
+	})
+}
+
+func (e *engine) approve() {
+	if e.cfg.style == "codex" {
+		e.add("✔ You approved codex to run touch codex-perm.txt this time", "")
+	} else {
+		e.add("● Bash(touch perm.txt)")
+	}
+	e.setWorking()
+	e.after(e.cfg.turn/2, e.turn, func() {
+		e.fire("PostToolUse", map[string]any{"tool_name": "Bash", "tool_input": e.toolInput(),
+			"tool_response": map[string]any{"stdout": "", "stderr": "", "interrupted": false}})
+		if e.cfg.style == "codex" {
+			e.add("• Ran touch codex-perm.txt", "  └ (no output)", "")
+		} else {
+			e.add("  ⎿  (No content)", "")
+		}
+		e.finish("Created the file.")
+	})
+}
+
+func (e *engine) answer() {
+	choice := []string{"Red", "Blue", "Something else", "Chat"}[e.sel]
+	e.fire("PostToolUse", map[string]any{"tool_name": "AskUserQuestion",
+		"tool_response": map[string]any{"answers": map[string]string{"Which color should the button be?": choice}}})
+	e.add("● User answered Claude's questions:", "  ⎿  · Which color should the button be? → "+choice, "")
+	e.setWorking()
+	e.after(e.cfg.turn/2, e.turn, func() { e.finish("You picked " + choice + ".") })
+}
+
+// deny ends a dialog without any hook, as the real engines do.
+func (e *engine) deny() {
+	e.turn++
+	e.stopWorking(modeIdle)
+	if e.cfg.style == "codex" {
+		e.add("✗ You canceled the request to run touch codex-perm.txt", "",
+			"■ Conversation interrupted - use /feedback if something went wrong", "")
+	} else {
+		e.add("● Bash(touch perm.txt)", "  Did not run 1 call", "  ⎿  Interrupted · What should Claude do instead?", "")
+	}
+	e.draw()
+}
+
+// interrupt is Esc while working: no hook fires.
+func (e *engine) interrupt() {
+	e.turn++
+	e.stopWorking(modeIdle)
+	if e.cfg.style == "codex" {
+		e.add("■ Conversation interrupted - use /feedback if something went wrong", "")
+	} else {
+		e.add("  ⎿  Interrupted · What should Claude do instead?", "")
+	}
+	e.draw()
+}
+
+func (e *engine) finish(reply string) {
+	elapsed := time.Since(e.started)
+	e.turn++
+	e.stopWorking(modeIdle)
+	e.fire("Stop", map[string]any{"stop_hook_active": false, "last_assistant_message": reply,
+		"background_tasks": []any{}, "session_crons": []any{}})
+	clock := time.Now().Format("3:04 PM")
+	if e.cfg.style == "codex" {
+		e.add("• "+reply, "", fmt.Sprintf("  Worked for %s • %s", codexDuration(elapsed), time.Now().Format("15:04")), "")
+	} else {
+		verb := verbs[e.turn%len(verbs)]
+		e.add("● "+reply, "", fmt.Sprintf("✻ %sed for %ds · done %s", strings.TrimSuffix(strings.TrimSuffix(verb, "ing"), "e"), int(elapsed.Seconds()), clock), "")
+	}
+	e.draw()
+	e.armIdleNotify()
+}
+
+func codexDuration(d time.Duration) string {
+	if d < time.Second {
+		return "<1s"
+	}
+	return fmt.Sprintf("%ds", int(d.Seconds()))
+}
+
+func (e *engine) apiError() {
+	e.turn++
+	e.stopWorking(modeIdle)
+	msg := `API Error: 400 {"type":"error","error":{"type":"invalid_request_error","message":"fake failure"}}`
+	if e.cfg.style == "codex" {
+		// Codex has no StopFailure event; the screen alone shows the error.
+		e.add("■ unexpected status 400 Bad Request: fake failure", "")
+	} else {
+		e.fire("StopFailure", map[string]any{"error": "unknown", "last_assistant_message": msg})
+		e.add("● "+msg, "")
+	}
+	e.draw()
+}
+
+func (e *engine) armIdleNotify() {
+	if e.cfg.idleNotify <= 0 || e.cfg.style != "claude" {
+		return
+	}
+	id := e.turn
+	e.idleTimer = time.AfterFunc(e.cfg.idleNotify, func() {
+		e.events <- func() {
+			if e.turn == id && e.mode == modeIdle {
+				e.fire("Notification", map[string]any{"message": "Claude is waiting for your input", "notification_type": "idle_prompt"})
+			}
+		}
+	})
+}
+
+func (e *engine) stopIdleNotify() {
+	if e.idleTimer != nil {
+		e.idleTimer.Stop()
+		e.idleTimer = nil
+	}
+}
+
+func (e *engine) end(reason string) {
+	if e.quit {
+		return
+	}
+	e.stopWorking(modeIdle)
+	e.stopIdleNotify()
+	e.fire("SessionEnd", map[string]any{"reason": reason})
+	e.quit = true
+}
+
+func (e *engine) add(lines ...string) { e.transcript = append(e.transcript, lines...) }
+
+// ---- hooks ----
+
+type hookFile struct {
+	Hooks map[string][]struct {
+		Matcher string `json:"matcher"`
+		Hooks   []struct {
+			Type    string  `json:"type"`
+			Command string  `json:"command"`
+			Timeout float64 `json:"timeout"`
+		} `json:"hooks"`
+	} `json:"hooks"`
+}
+
+// fire runs the settings file's commands for event, re-reading the file
+// each time (Claude picks up edited hooks on the next prompt). Each runs
+// under /bin/sh -c with the payload on stdin; a failure is shown on screen
+// the way Claude shows it.
+func (e *engine) fire(event string, extra map[string]any) {
+	if e.hooksOff {
+		return
+	}
+	data, err := os.ReadFile(e.cfg.settings)
+	if err != nil {
+		return
+	}
+	var hf hookFile
+	if err := json.Unmarshal(data, &hf); err != nil {
+		e.add(fmt.Sprintf("  ⎿  Settings error: %s is not valid JSON", e.cfg.settings))
+		return
+	}
+	groups := hf.Hooks[event]
+	if len(groups) == 0 {
+		return
+	}
+	payload := map[string]any{
+		"session_id":      e.session,
+		"transcript_path": filepath.Join(os.Getenv("HOME"), ".claude", "projects", "fake", e.session+".jsonl"),
+		"cwd":             e.cwd,
+		"hook_event_name": event,
+		"permission_mode": "default",
+	}
+	if e.cfg.style == "codex" {
+		payload["model"] = e.model()
+		if e.turn > 0 {
+			payload["turn_id"] = fmt.Sprintf("turn-%d", e.turn)
+		}
+	}
+	for k, v := range extra {
+		payload[k] = v
+	}
+	body, _ := json.Marshal(payload)
+	subject := ""
+	if s, ok := extra["tool_name"].(string); ok {
+		subject = s
+	}
+	if s, ok := extra["notification_type"].(string); ok {
+		subject = s
+	}
+	for _, g := range groups {
+		if !matcherMatches(g.Matcher, subject) {
+			continue
+		}
+		for _, h := range g.Hooks {
+			if h.Type != "" && h.Type != "command" {
+				continue
+			}
+			timeout := 600 * time.Second
+			if h.Timeout > 0 {
+				timeout = time.Duration(h.Timeout * float64(time.Second))
+			}
+			if msg := runHook(h.Command, body, timeout); msg != "" {
+				e.add(fmt.Sprintf("  ⎿  %s hook failed", event), "     "+msg)
+			}
+		}
+	}
+}
+
+// matcherMatches applies a hook group's matcher the way Claude Code does: empty
+// or "*" matches everything, otherwise a regex over the tool name (or the
+// notification_type for Notification) that must match whole; "Edit|Write"
+// is an alternation.
+func matcherMatches(matcher, subject string) bool {
+	if matcher == "" || matcher == "*" {
+		return true
+	}
+	re, err := regexp.Compile("^(?:" + matcher + ")$")
+	return err == nil && re.MatchString(subject)
+}
+
+// runHook returns "" on success, else the first line of stderr or the error.
+func runHook(command string, stdin []byte, timeout time.Duration) string {
+	cmd := exec.Command("/bin/sh", "-c", command)
+	cmd.Stdin = bytes.NewReader(stdin)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return err.Error()
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err == nil {
+			return ""
+		}
+		first, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n")
+		if first == "" {
+			first = err.Error()
+		}
+		return first
+	case <-time.After(timeout):
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		return fmt.Sprintf("timed out after %s", timeout)
+	}
+}
+
+// ---- drawing ----
+
+var (
+	claudeSpinner = []string{"·", "✢", "*", "✶", "✻", "✽"}
+	titleSpinner  = []string{"◐", "◓", "◑", "◒"}
+	braille       = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+)
+
+func (e *engine) title() string {
+	dir := filepath.Base(e.cwd)
+	if e.cfg.style == "codex" {
+		p, _, _ := strings.Cut(e.prompt, "\n")
+		switch {
+		case e.mode == modePerm || e.mode == modeAsk:
+			return "[ . ] Action Required | " + dir
+		case e.mode == modeWorking:
+			return braille[e.spin%len(braille)] + " " + p + " | " + dir
+		case p != "":
+			return p + " | " + dir
+		}
+		return dir
+	}
+	if e.mode == modeWorking {
+		return titleSpinner[e.spin%len(titleSpinner)] + " Claude Code"
+	}
+	return "✳ Claude Code"
+}
+
+func (e *engine) header() []string {
+	if e.cfg.style == "codex" {
+		return []string{
+			"╭──────────────────────────────────────────────╮",
+			"│ >_ OpenAI Codex (v0.171.0)                   │",
+			"│                                              │",
+			"│ model:     gpt-fake   /model to change       │",
+			fmt.Sprintf("│ directory: %-34s│", clip(e.cwd, 34)),
+			"╰──────────────────────────────────────────────╯",
+			"",
+		}
+	}
+	return []string{
+		"╭─── Claude Code v2.1.332 ─────────────────────────────────────────╮",
+		"│                          Welcome back!                           │",
+		"│                             ▐▛███▜▌                              │",
+		"│                            ▝▜█████▛▘                             │",
+		"│                              ▘▘ ▝▝                               │",
+		fmt.Sprintf("│   Opus 5.5 · API Usage Billing · %-31s │", clip(e.cwd, 31)),
+		"╰──────────────────────────────────────────────────────────────────╯",
+		"",
+	}
+}
+
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n])
+}
+
+// bottom returns the lines pinned to the bottom of the screen and the
+// cursor's row within them and column.
+func (e *engine) bottom() (lines []string, curRow, curCol int) {
+	input := string(e.input)
+	firstInput, _, _ := strings.Cut(input, "\n")
+	elapsed := int(time.Since(e.started).Seconds())
+	if e.cfg.style == "codex" {
+		switch e.mode {
+		case modeTrust:
+			return []string{"  Hooks need review", "  11 hooks are new or changed.", "",
+				"› 1. Review hooks", "  2. Trust all and continue", "  3. Continue without trusting (hooks won't run)", ""}, 3, 2
+		case modePerm:
+			opts := []string{"1. Yes, proceed (y)", "2. Yes, and don't ask again for commands that start with `touch` (p)",
+				"3. No, and tell Codex what to do differently (esc)"}
+			lines = []string{"  Would you like to run the following command?", "", "  Environment: local", "",
+				"  Reason: needs to create a file outside the sandbox", "", "  $ touch codex-perm.txt", ""}
+			for i, o := range opts {
+				lines = append(lines, marker(i == e.sel, "› ", "  ")+o)
+			}
+			lines = append(lines, "", "  Press enter to confirm or esc to cancel")
+			return lines, 8 + e.sel, 0
+		case modeAsk:
+			opts := []string{"1. Red", "2. Blue", "3. Something else", "4. Chat about this"}
+			lines = []string{"  Which color should the button be?", ""}
+			for i, o := range opts {
+				lines = append(lines, marker(i == e.sel, "› ", "  ")+o)
+			}
+			lines = append(lines, "", "  enter to submit answer · esc to cancel")
+			return lines, 2 + e.sel, 0
+		}
+		if e.mode == modeWorking {
+			lines = append(lines, fmt.Sprintf("%s Working (%ds • esc to interrupt)", marker(e.spin%2 == 0, "◦", "•"), elapsed))
+		}
+		if input == "" {
+			lines = append(lines, "", "› Ask Codex to do anything")
+		} else {
+			lines = append(lines, "", "› "+firstInput)
+		}
+		lines = append(lines, "", "  gpt-fake default · "+e.cwd, "  ← for agents · ? for shortcuts")
+		curRow = len(lines) - 4
+		return lines, curRow, 2 + utf8.RuneCountInString(firstInput)
+	}
+	rule := strings.Repeat("─", e.cols)
+	switch e.mode {
+	case modePerm:
+		opts := []string{"1. Yes", "2. Yes, and always allow access to " + filepath.Base(e.cwd) + "/ from this project", "3. No"}
+		lines = []string{rule, " Bash command", "", "   touch perm.txt", "   Create an empty file named perm.txt",
+			strings.Repeat("╌", e.cols), " Do you want to proceed?"}
+		for i, o := range opts {
+			lines = append(lines, marker(i == e.sel, " ❯ ", "   ")+o)
+		}
+		lines = append(lines, "", " Esc to cancel · Tab to amend")
+		return lines, 7 + e.sel, 1
+	case modeAsk:
+		opts := [][2]string{{"Red", "A red button"}, {"Blue", "A blue button"}, {"Type something.", ""}, {"Chat about this", ""}}
+		lines = []string{rule, " ☐ Color", "", "Which color should the button be?", ""}
+		for i, o := range opts {
+			lines = append(lines, fmt.Sprintf("%s%d. %s", marker(i == e.sel, "❯ ", "  "), i+1, o[0]))
+			if o[1] != "" {
+				lines = append(lines, "     "+o[1])
+			}
+		}
+		lines = append(lines, "", "Enter to select · ↑/↓ to navigate · Esc to cancel")
+		return lines, 5, 0
+	}
+	footer := "  ⏸ manual mode on · ? for shortcuts"
+	if e.mode == modeWorking {
+		verb := verbs[e.turn%len(verbs)]
+		lines = append(lines, fmt.Sprintf("%s %s… (%ds · ↓ %d tokens)", claudeSpinner[e.spin%len(claudeSpinner)], verb, elapsed, e.tokens))
+		footer = "  ⏸ manual mode on · esc to interrupt"
+	}
+	lines = append(lines, "", rule, "❯ "+firstInput, rule, footer)
+	return lines, len(lines) - 3, 2 + utf8.RuneCountInString(firstInput)
+}
+
+func marker(on bool, yes, no string) string {
+	if on {
+		return yes
+	}
+	return no
+}
+
+// draw repaints the whole screen. Codex-style frames are wrapped in DEC
+// 2026 synchronized output and written in two halves, as real pty reads
+// often split them.
+func (e *engine) draw() {
+	bottom, curRow, curCol := e.bottom()
+	top := append(e.header(), e.transcript...)
+	room := e.rows - len(bottom)
+	if room < 0 {
+		bottom = bottom[len(bottom)-e.rows:]
+		curRow -= -room
+		room = 0
+	}
+	if len(top) > room {
+		top = top[len(top)-room:]
+	}
+	rows := make([]string, e.rows)
+	copy(rows, top)
+	copy(rows[e.rows-len(bottom):], bottom)
+	var b strings.Builder
+	if e.cfg.style == "codex" {
+		b.WriteString("\x1b[?2026h")
+	}
+	fmt.Fprintf(&b, "\x1b]0;%s\x07\x1b[?25l", e.title())
+	for i, r := range rows {
+		fmt.Fprintf(&b, "\x1b[%d;1H\x1b[2K%s", i+1, clip(r, e.cols))
+	}
+	fmt.Fprintf(&b, "\x1b[%d;%dH\x1b[?25h", e.rows-len(bottom)+curRow+1, curCol+1)
+	if e.cfg.style == "codex" {
+		b.WriteString("\x1b[?2026l")
+		s := b.String()
+		half := len(s) / 2
+		os.Stdout.WriteString(s[:half])
+		os.Stdout.WriteString(s[half:])
+		return
+	}
+	os.Stdout.WriteString(b.String())
+}

@@ -1,0 +1,57 @@
+// Package state decides what a herd member is doing: working, blocked
+// (permission | question | menu), done, idle or unknown, and which
+// authority said so.
+//
+// # Engines table
+//
+// engines.json (embedded) lists every engine we know: names, aliases,
+// binaries, launch/agent/resume/headless arguments, bracketed paste, the
+// prompt marker, screen rules and the hook spec. $MOSH_HERD_DIR/engines.json
+// overrides it per engine (fields replace, rules add), and
+// $MOSH_HERD_DIR/rules.json adds patterns in moshcode's format
+// { "<engine>|common": { "blocked": ["regex"], "working": […], "done": […],
+// "idle": […] } }. A bad pattern drops only itself and is listed by
+// Table.Problems for `herd doctor`.
+//
+// # Screen rules
+//
+// A rule looks in one region of the settled screen (the title, the bottom N
+// non-empty lines, the prompt box, the lines just above it, the lines below
+// the last horizontal rule, or the whole screen) and matches any/all/not
+// regexps. The highest priority match wins; no match is unknown. Priorities
+// follow herdr's model: title spinner > dialogs > "esc to interrupt" >
+// interrupted/error/done markers just above the prompt > the idle prompt >
+// shared fallbacks (moshcode's COMMON_RULES). rules.json patterns for an
+// engine outrank all built-in rules; "common" patterns outrank only the
+// shared fallbacks.
+//
+// # Fusion (Tracker)
+//
+// Order of authority: a process exit (runtime) is final; then a live hook
+// report; then the screen.
+//
+//  1. A hook report is authoritative for entering working, blocked and done
+//     (and idle on SessionEnd) for its TTL, at most 15 minutes; after that
+//     the screen decides again.
+//  2. The screen can end a hook state, because engines fire no hook after a
+//     denied permission or an Esc. A settled screen read after the report
+//     (never one inside a synchronized-output frame, never one whose rule
+//     matched nothing) ends it when either
+//     (a) the screen showed the hook's state (when the report arrived or
+//     since) and now shows a different clear state — the engine moved on
+//     unreported (after an approval Claude fires nothing until the tool
+//     finishes, so the screen's working ends the hook's blocked); or
+//     (b) the hook says working or blocked, the screen shows idle or done
+//     (the prompt, an interrupted line, a done line), and the grace period
+//     (1.5 s) since the report has passed — a deny or Esc that happened
+//     before the screen ever painted the hook's state. A one-shot timer
+//     re-checks at the end of the grace period, so the stale state ends
+//     without further output.
+//     The grace keeps a fresh UserPromptSubmit from being undone by the last
+//     idle frame painted before the spinner.
+//  3. A screen that disagrees without either condition is shown next to the
+//     hook (Fused.Screen, Fused.Reason) but does not win.
+//  4. A blocked claim from a Notification other than permission_prompt or
+//     elicitation_dialog (Claude's idle_prompt after 60 s) is ignored.
+//  5. onChange fires only when (state, kind, authority) changes.
+package state

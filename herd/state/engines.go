@@ -1,0 +1,309 @@
+package state
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/mosh-dev/mosh/herd/screen"
+)
+
+//go:embed engines.json
+var embeddedEngines []byte
+
+// Engine is one row of the engines table: how to launch an agent CLI and how
+// to read its screen. Adding an engine is adding an entry to engines.json.
+type Engine struct {
+	Name    string   `json:"name"`
+	Aliases []string `json:"aliases,omitempty"`
+	// Binaries are the executable names, first preferred; a member started
+	// with `herd run -- <binary> …` is recognised by its basename.
+	Binaries []string `json:"binaries,omitempty"`
+	// LaunchArgs are always added (Codex `--no-daemon`, so hooks report the
+	// right member).
+	LaunchArgs []string `json:"launchArgs,omitempty"`
+	// AgentArgs make the engine autonomous (`herd start --agent`).
+	AgentArgs []string `json:"agentArgs,omitempty"`
+	// ResumeArgs continue the last conversation (`restore --resume`).
+	ResumeArgs []string `json:"resumeArgs,omitempty"`
+	// HeadlessArgs run one prompt without a TUI (for ai()); the prompt is
+	// appended after them.
+	HeadlessArgs []string `json:"headlessArgs,omitempty"`
+	ModelFlag    string   `json:"modelFlag,omitempty"`
+	// StripEnv are variables removed from a member's environment (a parent
+	// Claude session's variables confuse a child one).
+	StripEnv []string `json:"stripEnv,omitempty"`
+	// BracketedPaste: prompts are sent inside ESC[200~ … ESC[201~.
+	BracketedPaste bool `json:"bracketedPaste"`
+	// Prompt is a regex matching the engine's input line (Claude `❯ `, Codex
+	// `› `); it anchors the prompt_box and above_prompt regions.
+	Prompt string `json:"prompt,omitempty"`
+	// CommonRules adds the shared fallback rules (default true).
+	CommonRules *bool `json:"commonRules,omitempty"`
+	// Rules are the screen rules, in any order: the highest priority match
+	// wins.
+	Rules []Rule `json:"rules,omitempty"`
+	// Hooks describes the engine's lifecycle hooks (issue 4 installs them).
+	Hooks *HookSpec `json:"hooks,omitempty"`
+
+	compiled []*compiledRule
+	prompt   *regexpT
+}
+
+// HookSpec says where an engine's hooks live and which event means which
+// state. The installer (issue 4) reads it; the tracker uses Events to map a
+// report's payload when the reporter did not say the state.
+type HookSpec struct {
+	// Format names the installer: "claude-settings", "codex-hooks",
+	// "opencode-plugin", "pi-extension", "gemini-settings".
+	Format string `json:"format"`
+	// File is the user-level file the installer edits ("~/" = $HOME).
+	File   string      `json:"file"`
+	Events []HookEvent `json:"events"`
+	// Note is shown by `hooks status` (e.g. Codex's trust step).
+	Note string `json:"note,omitempty"`
+}
+
+// HookEvent maps one engine event to a state.
+type HookEvent struct {
+	Event string `json:"event"`
+	// Matcher is the engine's matcher (tool name or notification_type regex).
+	Matcher string `json:"matcher,omitempty"`
+	State   State  `json:"state"`
+	Kind    Kind   `json:"kind,omitempty"`
+}
+
+// Problem is something wrong with a user override file. `herd doctor` lists
+// them; the bad part is dropped and everything else still applies.
+type Problem struct {
+	File    string `json:"file"`
+	Where   string `json:"where"`
+	Pattern string `json:"pattern,omitempty"`
+	Error   string `json:"error"`
+	Fix     string `json:"fix"`
+}
+
+func (p Problem) String() string {
+	s := p.File + ": " + p.Where
+	if p.Pattern != "" {
+		s += fmt.Sprintf(" %q", p.Pattern)
+	}
+	return s + ": " + p.Error + " — " + p.Fix
+}
+
+// Table is the engines table with user overrides applied. It is read-only
+// once built and safe for concurrent use.
+type Table struct {
+	engines  map[string]*Engine
+	aliases  map[string]string // alias or binary → name
+	common   []*compiledRule   // built-in shared rules
+	user     map[string][]*compiledRule
+	sorted   map[string][]*compiledRule // engine name ("" = unknown) → rules, best first
+	problems []Problem
+}
+
+// Load builds the table from the embedded engines.json, then
+// herdDir/engines.json (entries replace embedded ones field by field; new
+// names add engines) and herdDir/rules.json (extra patterns per engine or
+// "common"). herdDir "" means no overrides. It never fails: problems are
+// kept for Problems and the bad parts dropped.
+func Load(herdDir string) *Table {
+	t := &Table{engines: map[string]*Engine{}, aliases: map[string]string{}, user: map[string][]*compiledRule{}}
+	var base struct {
+		Common  []Rule    `json:"common"`
+		Engines []*Engine `json:"engines"`
+	}
+	if err := json.Unmarshal(embeddedEngines, &base); err != nil {
+		panic("state: embedded engines.json is broken: " + err.Error())
+	}
+	for _, e := range base.Engines {
+		t.engines[e.Name] = e
+	}
+	if herdDir != "" {
+		t.mergeUserEngines(filepath.Join(herdDir, "engines.json"))
+	}
+	for i := range base.Common {
+		r := base.Common[i]
+		cr, err := compileRule(r)
+		if err != nil {
+			panic("state: embedded common rule " + r.ID + ": " + err.Error())
+		}
+		t.common = append(t.common, cr)
+	}
+	for _, e := range t.engines {
+		t.finish(e, herdDir != "")
+	}
+	if herdDir != "" {
+		t.loadRules(filepath.Join(herdDir, "rules.json"))
+	}
+	t.sorted = map[string][]*compiledRule{"": t.mergeRules(nil)}
+	for name, e := range t.engines {
+		t.sorted[name] = t.mergeRules(e)
+	}
+	return t
+}
+
+// finish compiles an engine's rules and registers its names. Embedded rules
+// must compile; a broken user rule is dropped and reported.
+func (t *Table) finish(e *Engine, user bool) {
+	e.compiled = nil
+	for _, r := range e.Rules {
+		cr, err := compileRule(r)
+		if err != nil {
+			if !user {
+				panic("state: embedded rule " + e.Name + "/" + r.ID + ": " + err.Error())
+			}
+			t.problems = append(t.problems, Problem{File: "engines.json", Where: e.Name + " rule " + r.ID,
+				Error: err.Error(), Fix: "fix or remove that rule; the engine's other rules still apply"})
+			continue
+		}
+		e.compiled = append(e.compiled, cr)
+	}
+	e.prompt = nil
+	if e.Prompt != "" {
+		re, err := compileRegexp(e.Prompt)
+		if err != nil {
+			if !user {
+				panic("state: embedded prompt of " + e.Name + ": " + err.Error())
+			}
+			t.problems = append(t.problems, Problem{File: "engines.json", Where: e.Name + " prompt", Pattern: e.Prompt,
+				Error: err.Error(), Fix: "fix the prompt regex; until then the prompt regions are empty"})
+		} else {
+			e.prompt = re
+		}
+	}
+	t.aliases[e.Name] = e.Name
+	for _, a := range e.Aliases {
+		t.aliases[strings.ToLower(a)] = e.Name
+	}
+	for _, b := range e.Binaries {
+		if _, taken := t.aliases[b]; !taken {
+			t.aliases[b] = e.Name
+		}
+	}
+}
+
+func (t *Table) mergeUserEngines(path string) {
+	data, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return
+	}
+	if err != nil {
+		t.problems = append(t.problems, Problem{File: path, Where: "file", Error: err.Error(),
+			Fix: "make the file readable by the daemon's user, or remove it"})
+		return
+	}
+	var doc struct {
+		Engines []json.RawMessage `json:"engines"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.problems = append(t.problems, Problem{File: path, Where: "file", Error: "not valid JSON: " + err.Error(),
+			Fix: `write { "engines": [ { "name": "…", … } ] }; the whole file is ignored until then`})
+		return
+	}
+	for i, raw := range doc.Engines {
+		var probe struct {
+			Name string `json:"name"`
+		}
+		if err := json.Unmarshal(raw, &probe); err != nil || probe.Name == "" {
+			t.problems = append(t.problems, Problem{File: path, Where: fmt.Sprintf("engines[%d]", i),
+				Error: "entry without a name", Fix: `give every entry a "name"`})
+			continue
+		}
+		e := &Engine{}
+		if old, ok := t.engines[probe.Name]; ok {
+			cp := *old
+			cp.Rules = append([]Rule(nil), old.Rules...)
+			e = &cp
+			// Rules in the override are added to the embedded ones, not
+			// replacing them; other fields replace.
+			e.Rules = nil
+		}
+		if err := json.Unmarshal(raw, e); err != nil {
+			t.problems = append(t.problems, Problem{File: path, Where: "engine " + probe.Name, Error: err.Error(),
+				Fix: "fix the entry's field types; the embedded entry is used meanwhile"})
+			continue
+		}
+		if old, ok := t.engines[probe.Name]; ok {
+			e.Rules = append(append([]Rule(nil), old.Rules...), e.Rules...)
+		}
+		t.engines[probe.Name] = e
+	}
+}
+
+// Problems lists what was wrong with the user's engines.json and rules.json.
+func (t *Table) Problems() []Problem { return append([]Problem(nil), t.problems...) }
+
+// Names lists the engines, sorted.
+func (t *Table) Names() []string {
+	out := make([]string, 0, len(t.engines))
+	for n := range t.engines {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Lookup finds an engine by name, alias or binary basename
+// (case-insensitive).
+func (t *Table) Lookup(name string) (*Engine, bool) {
+	n, ok := t.aliases[strings.ToLower(filepath.Base(name))]
+	if !ok {
+		return nil, false
+	}
+	return t.engines[n], true
+}
+
+// Resolve is Lookup with an error that names the fix.
+func (t *Table) Resolve(name string) (*Engine, error) {
+	if e, ok := t.Lookup(name); ok {
+		return e, nil
+	}
+	return nil, fmt.Errorf("unknown engine %q: use one of %s (or add it to engines.json in the herd directory)",
+		name, strings.Join(t.Names(), ", "))
+}
+
+var (
+	defaultMu    sync.RWMutex
+	defaultTable *Table
+)
+
+// Default returns the process-wide table: the one passed to SetDefault, or
+// else the embedded table with overrides from $MOSH_HERD_DIR.
+func Default() *Table {
+	defaultMu.RLock()
+	t := defaultTable
+	defaultMu.RUnlock()
+	if t != nil {
+		return t
+	}
+	defaultMu.Lock()
+	defer defaultMu.Unlock()
+	if defaultTable == nil {
+		defaultTable = Load(os.Getenv("MOSH_HERD_DIR"))
+	}
+	return defaultTable
+}
+
+// SetDefault installs the table used by the package-level Classify and
+// NewTracker (the daemon calls it with Load(herdDir) at start and on reload).
+func SetDefault(t *Table) {
+	defaultMu.Lock()
+	defaultTable = t
+	defaultMu.Unlock()
+}
+
+// Classify reads one screen with the default table; see Table.Classify.
+func Classify(engine string, snap screen.Snapshot) Reading {
+	return Default().Classify(engine, snap)
+}
+
+// NewTracker returns a tracker using the default table; see Table.NewTracker.
+func NewTracker(engine string, onChange func(Fused)) *Tracker {
+	return Default().NewTracker(engine, onChange)
+}
