@@ -1,0 +1,457 @@
+package a2a
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Realm is the realm in every WWW-Authenticate challenge.
+const Realm = "mosh"
+
+// credentialPrefix versions the credential format.
+const credentialPrefix = "mc1."
+
+// Defaults for AuthConfig.
+const (
+	DefaultCredentialTTL = time.Hour
+	DefaultVerifyTTL     = 5 * time.Minute
+	DefaultMaxFailures   = 10
+	DefaultFailureWindow = time.Minute
+)
+
+// DefaultTokenRecheck is how often the token file is stat'ed, so a rotation takes effect
+// without a restart and without a syscall per request.
+const DefaultTokenRecheck = time.Second
+
+// queryTokenNames are query parameters that look like credentials. A request carrying one is
+// refused before anything else: a token in a URL ends up in logs and proxy histories.
+var queryTokenNames = map[string]bool{
+	"token": true, "access_token": true, "accesstoken": true, "auth": true, "authorization": true,
+	"bearer": true, "credential": true, "api_key": true, "apikey": true, "key": true, "jwt": true,
+	"id_token": true, "secret": true, "password": true,
+}
+
+// AuthConfig configures an Authenticator.
+type AuthConfig struct {
+	// TokenPath is the herd token file (see EnsureToken). Required.
+	TokenPath string
+	// CredentialTTL is the lifetime of a credential minted by POST /auth; default 1h.
+	CredentialTTL time.Duration
+	// VerifyURL, when set, accepts bearer tokens that an external identity endpoint vouches
+	// for: a GET with the same Authorization header answering 2xx. A positive verdict is cached
+	// for VerifyTTL (default 5m); tokens that look like mosh's own are never sent there.
+	VerifyURL    string
+	VerifyTTL    time.Duration
+	VerifyClient *http.Client // default: 5s timeout
+	// MaxFailures wrong credentials from one client IP within FailureWindow lock that IP out
+	// for FailureWindow (429 with Retry-After). Defaults 10 and 1m.
+	MaxFailures   int
+	FailureWindow time.Duration
+	// TokenRecheck is how often the token file is checked for a rotation; default 1s.
+	TokenRecheck time.Duration
+	// Now is the clock for credential expiry and lockouts; default time.Now.
+	Now func() time.Time
+}
+
+// Authenticator checks every request before the server looks at it. Accepted: the herd token
+// itself, a credential minted by this server from the current herd token, and (with VerifyURL)
+// a token the identity endpoint vouches for.
+type Authenticator struct {
+	cfg AuthConfig
+	// serverSecret is random per Authenticator: credentials die with the process that minted
+	// them, and one server's credentials mean nothing to another's.
+	serverSecret [32]byte
+	state        atomic.Pointer[tokenState]
+	checkedAt    atomic.Int64 // monotonic-ish nanoseconds (time.Now) of the last stat
+	reloadMu     sync.Mutex
+	limiter      failLimiter
+
+	verifyMu sync.Mutex
+	verified map[[32]byte]time.Time
+}
+
+type tokenState struct {
+	hash  [32]byte    // sha256 of the token: compared in constant time at fixed length
+	key   []byte      // HMAC key for credentials, bound to this token and this process
+	file  os.FileInfo // the token file as read: a rename (rotation) makes a different file
+	valid bool
+}
+
+// NewAuthenticator reads the herd token and returns an Authenticator. It fails when the token
+// file is missing or unsafe, naming the fix.
+func NewAuthenticator(cfg AuthConfig) (*Authenticator, error) {
+	if cfg.TokenPath == "" {
+		return nil, errors.New("a2a: AuthConfig.TokenPath is empty; point it at the herd token ($MOSH_HOME/herd/token)")
+	}
+	if cfg.CredentialTTL <= 0 {
+		cfg.CredentialTTL = DefaultCredentialTTL
+	}
+	if cfg.VerifyTTL <= 0 {
+		cfg.VerifyTTL = DefaultVerifyTTL
+	}
+	if cfg.VerifyClient == nil {
+		cfg.VerifyClient = &http.Client{Timeout: 5 * time.Second}
+	}
+	if cfg.MaxFailures <= 0 {
+		cfg.MaxFailures = DefaultMaxFailures
+	}
+	if cfg.FailureWindow <= 0 {
+		cfg.FailureWindow = DefaultFailureWindow
+	}
+	if cfg.TokenRecheck <= 0 {
+		cfg.TokenRecheck = DefaultTokenRecheck
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	a := &Authenticator{cfg: cfg, verified: map[[32]byte]time.Time{}}
+	a.limiter = failLimiter{max: cfg.MaxFailures, window: cfg.FailureWindow, m: map[string]*failRecord{}}
+	if _, err := rand.Read(a.serverSecret[:]); err != nil {
+		return nil, fmt.Errorf("a2a: could not read randomness for the credential secret: %w", err)
+	}
+	st, err := a.loadToken()
+	if err != nil {
+		return nil, err
+	}
+	a.state.Store(st)
+	a.checkedAt.Store(time.Now().UnixNano())
+	return a, nil
+}
+
+func (a *Authenticator) loadToken() (*tokenState, error) {
+	fi, err := os.Stat(a.cfg.TokenPath)
+	if err != nil {
+		_, rerr := ReadToken(a.cfg.TokenPath) // for its worded error
+		return nil, rerr
+	}
+	tok, err := ReadToken(a.cfg.TokenPath)
+	if err != nil {
+		return nil, err
+	}
+	mac := hmac.New(sha256.New, a.serverSecret[:])
+	mac.Write([]byte("mosh a2a credential key\x00"))
+	mac.Write([]byte(tok))
+	return &tokenState{hash: sha256.Sum256([]byte(tok)), key: mac.Sum(nil), file: fi, valid: true}, nil
+}
+
+// current returns the token state, re-reading the file at most once per TokenRecheck. A token
+// file that became unreadable or unsafe fails closed: no token and no credential is accepted
+// until it is fixed.
+func (a *Authenticator) current() *tokenState {
+	now := time.Now().UnixNano()
+	if now-a.checkedAt.Load() < int64(a.cfg.TokenRecheck) {
+		return a.state.Load()
+	}
+	a.reloadMu.Lock()
+	defer a.reloadMu.Unlock()
+	if now-a.checkedAt.Load() < int64(a.cfg.TokenRecheck) {
+		return a.state.Load()
+	}
+	a.checkedAt.Store(now)
+	old := a.state.Load()
+	fi, err := os.Stat(a.cfg.TokenPath)
+	if err == nil && old.valid && os.SameFile(fi, old.file) && fi.ModTime().Equal(old.file.ModTime()) &&
+		fi.Size() == old.file.Size() && fi.Mode().Perm()&0o077 == 0 {
+		return old
+	}
+	st, err := a.loadToken()
+	if err != nil {
+		st = &tokenState{}
+	}
+	a.state.Store(st)
+	return st
+}
+
+// Mint returns a new credential and its expiry. It fails while the token file is missing or
+// unsafe, since credentials are bound to the token.
+func (a *Authenticator) Mint() (string, time.Time, error) {
+	st := a.current()
+	if !st.valid {
+		_, err := ReadToken(a.cfg.TokenPath)
+		if err == nil {
+			err = errors.New("the herd token changed while minting; try again")
+		}
+		return "", time.Time{}, err
+	}
+	now := a.cfg.Now()
+	exp := now.Add(a.cfg.CredentialTTL)
+	var payload [32]byte
+	binary.BigEndian.PutUint64(payload[0:8], uint64(now.Unix()))
+	binary.BigEndian.PutUint64(payload[8:16], uint64(exp.Unix()))
+	_, _ = rand.Read(payload[16:32]) // nonce: two credentials minted in one second still differ
+	body := credentialPrefix + base64.RawURLEncoding.EncodeToString(payload[:])
+	return body + "." + base64.RawURLEncoding.EncodeToString(sign(st.key, body)), exp, nil
+}
+
+func sign(key []byte, body string) []byte {
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(body))
+	return mac.Sum(nil)
+}
+
+var (
+	errBadCredential     = errors.New("credential is not valid for this server")
+	errExpiredCredential = errors.New("credential expired")
+)
+
+// checkCredential verifies the signature first (constant time) and only then reads the payload.
+func (a *Authenticator) checkCredential(st *tokenState, cred string) error {
+	if !st.valid {
+		return errBadCredential
+	}
+	body, sig64, ok := strings.Cut(cred[len(credentialPrefix):], ".")
+	if !ok {
+		return errBadCredential
+	}
+	sig, err := base64.RawURLEncoding.DecodeString(sig64)
+	if err != nil || !hmac.Equal(sig, sign(st.key, credentialPrefix+body)) {
+		return errBadCredential
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(body)
+	if err != nil || len(payload) != 32 {
+		return errBadCredential
+	}
+	exp := int64(binary.BigEndian.Uint64(payload[8:16]))
+	if exp > math.MaxInt64/2 || a.cfg.Now().Unix() >= exp {
+		return errExpiredCredential
+	}
+	return nil
+}
+
+// principal says how a request authenticated.
+type principal int
+
+const (
+	byToken principal = iota + 1
+	byCredential
+	byVerifiedToken
+)
+
+// gate authenticates r. On failure it has written the answer (400, 401, 429 or 503) and
+// returns false. Order: lockout, token in the query, Authorization header.
+func (a *Authenticator) gate(w http.ResponseWriter, r *http.Request) (principal, bool) {
+	ip := clientIP(r)
+	now := a.cfg.Now()
+	if wait := a.limiter.retryAfter(ip, now); wait > 0 {
+		secs := int(math.Ceil(wait.Seconds()))
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		writeHTTPError(w, http.StatusTooManyRequests, "too many failed authentication attempts from this address",
+			fmt.Sprintf("wait %ds, then retry with a valid Authorization: Bearer token", secs))
+		return 0, false
+	}
+	for name := range r.URL.Query() {
+		if queryTokenNames[strings.ToLower(name)] {
+			writeHTTPError(w, http.StatusBadRequest, "credentials in the query string are refused",
+				"send it in the Authorization header (Authorization: Bearer <token>); a token that travelled in a URL may sit in logs, so rotate it with `mosh herd token --rotate`")
+			return 0, false
+		}
+	}
+	tok, presented := bearer(r)
+	if tok == "" {
+		a.challenge(w, presented, "")
+		return 0, false
+	}
+	st := a.current()
+	sum := sha256.Sum256([]byte(tok))
+	if st.valid && subtle.ConstantTimeCompare(sum[:], st.hash[:]) == 1 {
+		return byToken, true
+	}
+	if strings.HasPrefix(tok, credentialPrefix) {
+		err := a.checkCredential(st, tok)
+		if err == nil {
+			return byCredential, true
+		}
+		a.limiter.fail(ip, now)
+		a.challenge(w, true, err.Error())
+		return 0, false
+	}
+	if a.cfg.VerifyURL != "" && !strings.HasPrefix(tok, tokenPrefix) && len(tok) <= 4096 {
+		ok, err := a.verifyRemote(r.Context(), tok, sum)
+		if err != nil {
+			writeHTTPError(w, http.StatusServiceUnavailable, "could not check the token with the identity endpoint", "try again shortly")
+			return 0, false
+		}
+		if ok {
+			return byVerifiedToken, true
+		}
+	}
+	a.limiter.fail(ip, now)
+	a.challenge(w, true, "")
+	return 0, false
+}
+
+func (a *Authenticator) challenge(w http.ResponseWriter, presented bool, why string) {
+	c := `Bearer realm="` + Realm + `"`
+	if presented {
+		c += `, error="invalid_token"`
+	}
+	w.Header().Set("WWW-Authenticate", c)
+	how := "send Authorization: Bearer <herd token or credential>; the herd token is in $MOSH_HOME/herd/token (`mosh herd token` prints it), and POST /auth exchanges it for a short-lived credential"
+	if why == errExpiredCredential.Error() {
+		how = "the credential expired; exchange the herd token for a new one at POST /auth"
+	}
+	writeHTTPError(w, http.StatusUnauthorized, "unauthorized", how)
+}
+
+// bearer extracts a Bearer token. presented reports whether an Authorization header was sent at
+// all, which decides whether the challenge says invalid_token.
+func bearer(r *http.Request) (tok string, presented bool) {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return "", false
+	}
+	scheme, rest, ok := strings.Cut(strings.TrimSpace(h), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", true
+	}
+	return strings.TrimSpace(rest), true
+}
+
+func clientIP(r *http.Request) string {
+	// RemoteAddr only: forwarding headers are set by whoever is asking. Behind a reverse proxy
+	// every client shares the proxy's budget, which fails safe.
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// verifyRemote asks the identity endpoint about tok; ok verdicts are cached by the token's hash.
+func (a *Authenticator) verifyRemote(ctx context.Context, tok string, sum [32]byte) (bool, error) {
+	now := a.cfg.Now()
+	a.verifyMu.Lock()
+	exp, hit := a.verified[sum]
+	a.verifyMu.Unlock()
+	if hit && now.Before(exp) {
+		return true, nil
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.cfg.VerifyURL, nil)
+	if err != nil {
+		return false, err
+	}
+	req.Header.Set("Authorization", "Bearer "+tok)
+	req.Header.Set("Accept", "application/json")
+	resp, err := a.cfg.VerifyClient.Do(req)
+	if err != nil {
+		return false, err
+	}
+	resp.Body.Close()
+	switch {
+	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		return false, nil
+	default:
+		return false, fmt.Errorf("identity endpoint answered %s", resp.Status)
+	}
+	a.verifyMu.Lock()
+	defer a.verifyMu.Unlock()
+	if len(a.verified) >= 1024 {
+		for k, e := range a.verified {
+			if !now.Before(e) {
+				delete(a.verified, k)
+			}
+		}
+	}
+	if len(a.verified) < 1024 {
+		a.verified[sum] = now.Add(a.cfg.VerifyTTL)
+	}
+	return true, nil
+}
+
+// serveExchange answers POST /auth: the herd token (or a vouched-for token) buys a credential.
+// A credential cannot buy another, so a leaked credential dies at its expiry.
+func (a *Authenticator) serveExchange(w http.ResponseWriter, who principal) {
+	if who == byCredential {
+		writeHTTPError(w, http.StatusForbidden, "a credential cannot be exchanged for another",
+			"POST /auth with the herd token (Authorization: Bearer <herd token>)")
+		return
+	}
+	cred, exp, err := a.Mint()
+	if err != nil {
+		// The detail (a path, a mode) is for the operator, not the caller.
+		writeHTTPError(w, http.StatusServiceUnavailable, "cannot mint a credential",
+			"the herd token on the server is missing or unsafe; its operator should run `mosh herd token`")
+		return
+	}
+	body, _ := json.Marshal(map[string]any{
+		"credential": cred,
+		"tokenType":  "Bearer",
+		"expiresIn":  int64(exp.Sub(a.cfg.Now()).Seconds()),
+		"expiresAt":  exp.UTC().Format(time.RFC3339),
+	})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(append(body, '\n'))
+}
+
+// failLimiter counts failed attempts per client IP in fixed windows and locks an IP out for a
+// window once it reaches max.
+type failLimiter struct {
+	mu      sync.Mutex
+	max     int
+	window  time.Duration
+	m       map[string]*failRecord
+	entries atomic.Int64 // lets the common case (no failures anywhere) skip the lock
+}
+
+type failRecord struct {
+	count        int
+	start        time.Time
+	blockedUntil time.Time
+}
+
+func (l *failLimiter) retryAfter(ip string, now time.Time) time.Duration {
+	if l.entries.Load() == 0 {
+		return 0
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if rec, ok := l.m[ip]; ok && now.Before(rec.blockedUntil) {
+		return rec.blockedUntil.Sub(now)
+	}
+	return 0
+}
+
+func (l *failLimiter) fail(ip string, now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.m) >= 4096 {
+		for k, rec := range l.m {
+			if now.Sub(rec.start) > l.window && !now.Before(rec.blockedUntil) {
+				delete(l.m, k)
+			}
+		}
+	}
+	rec, ok := l.m[ip]
+	if !ok {
+		rec = &failRecord{start: now}
+		l.m[ip] = rec
+	}
+	if now.Sub(rec.start) > l.window {
+		rec.count, rec.start = 0, now
+	}
+	rec.count++
+	if rec.count >= l.max {
+		rec.blockedUntil = now.Add(l.window)
+		rec.count, rec.start = 0, now
+	}
+	l.entries.Store(int64(len(l.m)))
+}

@@ -1,0 +1,423 @@
+package a2a
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// DefaultCallTimeout bounds each client call unless WithTimeout says otherwise.
+const DefaultCallTimeout = 30 * time.Second
+
+// maxResponseBytes caps what the client reads from a remote.
+const maxResponseBytes = 16 << 20
+
+// Client drives a remote A2A agent over JSON-RPC: discovery, message/send (non-blocking by
+// default), tasks/get and tasks/cancel. It is safe for concurrent use.
+type Client struct {
+	base    string
+	http    *http.Client
+	token   string
+	timeout time.Duration
+	nextID  atomic.Int64
+
+	mu       sync.Mutex
+	card     *AgentCard
+	endpoint string
+}
+
+// ClientOption configures a Client.
+type ClientOption func(*Client)
+
+// WithToken sends Authorization: Bearer token on every request, discovery included.
+func WithToken(token string) ClientOption { return func(c *Client) { c.token = token } }
+
+// WithHTTPClient replaces the HTTP client (transport, proxies, TLS).
+func WithHTTPClient(hc *http.Client) ClientOption { return func(c *Client) { c.http = hc } }
+
+// WithTimeout sets the per-call timeout (default 30s); 0 leaves calls bounded only by ctx.
+func WithTimeout(d time.Duration) ClientOption { return func(c *Client) { c.timeout = d } }
+
+// WithEndpoint skips discovery and posts JSON-RPC to url.
+func WithEndpoint(u string) ClientOption { return func(c *Client) { c.endpoint = u } }
+
+// NewClient returns a client for the agent discovered at base (the URL its card hangs under).
+func NewClient(base string, opts ...ClientOption) (*Client, error) {
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("a2a: %q is not an http(s) URL; give the agent's base URL, e.g. https://host/a2a/members/api/", base)
+	}
+	c := &Client{base: base, http: &http.Client{}, timeout: DefaultCallTimeout}
+	for _, o := range opts {
+		o(c)
+	}
+	return c, nil
+}
+
+// AuthError is a 401 or 403 from the remote: the token is missing, wrong or expired.
+type AuthError struct {
+	StatusCode int
+	URL        string
+	Challenge  string // the WWW-Authenticate header, if any
+}
+
+func (e *AuthError) Error() string {
+	s := fmt.Sprintf("a2a: %s refused the credentials (HTTP %d)", e.URL, e.StatusCode)
+	if e.Challenge != "" {
+		s += "; it asks for: " + e.Challenge
+	}
+	return s
+}
+
+// ResponseError is an answer the client could not use: a non-200 status without a JSON-RPC
+// error, a body that is not JSON, or a result of the wrong shape.
+type ResponseError struct {
+	URL        string
+	StatusCode int
+	Reason     string
+	Snippet    string // the start of the body, for the error message
+}
+
+func (e *ResponseError) Error() string {
+	s := fmt.Sprintf("a2a: %s answered HTTP %d: %s", e.URL, e.StatusCode, e.Reason)
+	if e.Snippet != "" {
+		s += fmt.Sprintf(" (body starts %q)", e.Snippet)
+	}
+	return s
+}
+
+func snippet(b []byte) string {
+	b = bytes.TrimSpace(b)
+	if len(b) > 80 {
+		b = b[:80]
+	}
+	return string(b)
+}
+
+func (c *Client) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	if c.timeout > 0 {
+		return context.WithTimeout(ctx, c.timeout)
+	}
+	return context.WithCancel(ctx)
+}
+
+func (c *Client) do(ctx context.Context, method, u string, body []byte) (int, http.Header, []byte, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	if err != nil {
+		return 0, nil, nil, fmt.Errorf("a2a: bad request URL %s: %w", u, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return 0, nil, nil, fmt.Errorf("a2a: %s did not answer in time: %w", u, err)
+		}
+		return 0, nil, nil, fmt.Errorf("a2a: could not reach %s: %w", u, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
+	if err != nil {
+		return resp.StatusCode, resp.Header, nil, fmt.Errorf("a2a: reading the answer from %s: %w", u, err)
+	}
+	if len(data) > maxResponseBytes {
+		return resp.StatusCode, resp.Header, nil, &ResponseError{URL: u, StatusCode: resp.StatusCode, Reason: fmt.Sprintf("answer larger than %d bytes", maxResponseBytes)}
+	}
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		return resp.StatusCode, resp.Header, data, &AuthError{StatusCode: resp.StatusCode, URL: u, Challenge: resp.Header.Get("WWW-Authenticate")}
+	}
+	return resp.StatusCode, resp.Header, data, nil
+}
+
+// Discover fetches the agent card: /.well-known/agent-card.json under the base, then the
+// pre-0.3 /.well-known/agent.json. It picks the JSON-RPC endpoint: an empty preferredTransport
+// means JSON-RPC (the spec default; the ADK card omits it), and a loopback card url seen from a
+// non-loopback base (an ADK default of http://localhost:8000) falls back to the base.
+func (c *Client) Discover(ctx context.Context) (*AgentCard, error) {
+	ctx, cancel := c.withTimeout(ctx)
+	defer cancel()
+	var lastErr error
+	for _, p := range []string{PathAgentCard, PathAgentCardLegacy} {
+		u, err := url.JoinPath(c.base, p)
+		if err != nil {
+			return nil, fmt.Errorf("a2a: cannot build the card URL from %s: %w", c.base, err)
+		}
+		status, _, body, err := c.do(ctx, http.MethodGet, u, nil)
+		if err != nil {
+			return nil, err
+		}
+		if status == http.StatusNotFound {
+			lastErr = &ResponseError{URL: u, StatusCode: status, Reason: "no agent card here (tried agent-card.json and agent.json); check the base URL"}
+			continue
+		}
+		if status != http.StatusOK {
+			return nil, &ResponseError{URL: u, StatusCode: status, Reason: "the agent card request failed", Snippet: snippet(body)}
+		}
+		var card AgentCard
+		if err := json.Unmarshal(body, &card); err != nil {
+			return nil, &ResponseError{URL: u, StatusCode: status, Reason: "the agent card is not a JSON object: " + err.Error(), Snippet: snippet(body)}
+		}
+		endpoint, err := c.pickEndpoint(&card)
+		if err != nil {
+			return nil, err
+		}
+		c.mu.Lock()
+		c.card, c.endpoint = &card, endpoint
+		c.mu.Unlock()
+		return &card, nil
+	}
+	return nil, lastErr
+}
+
+func (c *Client) pickEndpoint(card *AgentCard) (string, error) {
+	target := card.URL
+	preferred := card.PreferredTransport
+	if preferred == "" {
+		preferred = TransportJSONRPC
+	}
+	if !strings.EqualFold(preferred, TransportJSONRPC) {
+		target = ""
+		for _, in := range card.AdditionalInterfaces {
+			if strings.EqualFold(in.Transport, TransportJSONRPC) {
+				target = in.URL
+				break
+			}
+		}
+		if target == "" {
+			return "", fmt.Errorf("a2a: agent %q offers only %s; mosh speaks JSON-RPC", card.Name, preferred)
+		}
+	}
+	u, err := url.Parse(target)
+	if target == "" || err != nil || u.Host == "" {
+		return c.base, nil
+	}
+	if b, err := url.Parse(c.base); err == nil && isLoopbackHost(u.Hostname()) && !isLoopbackHost(b.Hostname()) {
+		return c.base, nil
+	}
+	return target, nil
+}
+
+func isLoopbackHost(h string) bool {
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && (ip.IsLoopback() || ip.IsUnspecified())
+}
+
+// Card returns the card found by Discover, or nil.
+func (c *Client) Card() *AgentCard {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.card
+}
+
+// Endpoint returns the JSON-RPC URL in use ("" before discovery unless WithEndpoint).
+func (c *Client) Endpoint() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.endpoint
+}
+
+type clientResponse struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  json.RawMessage `json:"result"`
+	Error   *RPCError       `json:"error"`
+}
+
+// Call performs one JSON-RPC call and decodes its result into result (if not nil). A JSON-RPC
+// error comes back as *RPCError; 401/403 as *AuthError; anything unusable as *ResponseError.
+func (c *Client) Call(ctx context.Context, method string, params, result any) error {
+	endpoint := c.Endpoint()
+	if endpoint == "" {
+		if _, err := c.Discover(ctx); err != nil {
+			return err
+		}
+		endpoint = c.Endpoint()
+	}
+	ctx, cancel := c.withTimeout(ctx)
+	defer cancel()
+	id := c.nextID.Add(1)
+	body, err := json.Marshal(map[string]any{"jsonrpc": jsonrpcVersion, "id": id, "method": method, "params": params})
+	if err != nil {
+		return fmt.Errorf("a2a: cannot encode %s params: %w", method, err)
+	}
+	status, _, data, err := c.do(ctx, http.MethodPost, endpoint, body)
+	if err != nil {
+		return err
+	}
+	var resp clientResponse
+	if err := json.Unmarshal(data, &resp); err != nil || (resp.Result == nil && resp.Error == nil) {
+		reason := "the answer is not a JSON-RPC response"
+		if status != http.StatusOK {
+			reason = "the request failed"
+		}
+		return &ResponseError{URL: endpoint, StatusCode: status, Reason: reason, Snippet: snippet(data)}
+	}
+	if resp.Error != nil {
+		return resp.Error
+	}
+	if string(resp.ID) != strconv.FormatInt(id, 10) {
+		return &ResponseError{URL: endpoint, StatusCode: status, Reason: fmt.Sprintf("the response id %s does not match the request id %d", resp.ID, id)}
+	}
+	if result != nil {
+		if err := json.Unmarshal(resp.Result, result); err != nil {
+			return &ResponseError{URL: endpoint, StatusCode: status, Reason: fmt.Sprintf("the %s result has the wrong shape: %v", method, err), Snippet: snippet(resp.Result)}
+		}
+	}
+	return nil
+}
+
+// SendRequest is one message/send.
+type SendRequest struct {
+	Text      string
+	TaskID    string         // answer this task (it is input-required)
+	ContextID string         // optional
+	Metadata  map[string]any // params.metadata, e.g. {"member":"api"} for a herd endpoint
+	// Blocking asks the agent to hold the answer until the task settles. Off by default: mosh
+	// follows tasks with tasks/get.
+	Blocking bool
+}
+
+// SendResult is what message/send returned: a Task, or (from agents that answer at once) a
+// Message.
+type SendResult struct {
+	Task    *Task
+	Message *Message
+}
+
+// SendMessage sends text as a user message, non-blocking unless req.Blocking.
+func (c *Client) SendMessage(ctx context.Context, req SendRequest) (*SendResult, error) {
+	msg := Message{Kind: KindMessage, MessageID: newMessageID(), Role: RoleUser, Parts: []Part{TextPart(req.Text)},
+		TaskID: req.TaskID, ContextID: req.ContextID}
+	blocking := req.Blocking
+	params := MessageSendParams{Message: &msg, Configuration: &MessageSendConfig{
+		AcceptedOutputModes: []string{"text/plain"}, Blocking: &blocking}, Metadata: req.Metadata}
+	var raw json.RawMessage
+	if err := c.Call(ctx, "message/send", params, &raw); err != nil {
+		return nil, err
+	}
+	var probe struct {
+		Kind   string          `json:"kind"`
+		Status json.RawMessage `json:"status"`
+	}
+	_ = json.Unmarshal(raw, &probe)
+	switch {
+	case probe.Kind == KindTask || (probe.Kind == "" && len(probe.Status) > 0):
+		t, err := c.decodeTask(raw, "message/send")
+		if err != nil {
+			return nil, err
+		}
+		return &SendResult{Task: t}, nil
+	case probe.Kind == KindMessage:
+		var m Message
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return nil, &ResponseError{URL: c.Endpoint(), StatusCode: http.StatusOK, Reason: "message/send returned a malformed message: " + err.Error()}
+		}
+		return &SendResult{Message: &m}, nil
+	}
+	return nil, &ResponseError{URL: c.Endpoint(), StatusCode: http.StatusOK,
+		Reason: fmt.Sprintf("message/send returned kind %q, want task or message", probe.Kind), Snippet: snippet(raw)}
+}
+
+func (c *Client) decodeTask(raw json.RawMessage, method string) (*Task, error) {
+	var t Task
+	if err := json.Unmarshal(raw, &t); err != nil || t.ID == "" || t.Status.State == "" {
+		reason := method + " returned a task without id or status.state"
+		if err != nil {
+			reason = method + " returned a malformed task: " + err.Error()
+		}
+		return nil, &ResponseError{URL: c.Endpoint(), StatusCode: http.StatusOK, Reason: reason, Snippet: snippet(raw)}
+	}
+	return &t, nil
+}
+
+// GetTask fetches a task; historyLength < 0 leaves it to the agent.
+func (c *Client) GetTask(ctx context.Context, id string, historyLength int) (*Task, error) {
+	q := TaskQueryParams{ID: id}
+	if historyLength >= 0 {
+		q.HistoryLength = &historyLength
+	}
+	var raw json.RawMessage
+	if err := c.Call(ctx, "tasks/get", q, &raw); err != nil {
+		return nil, err
+	}
+	return c.decodeTask(raw, "tasks/get")
+}
+
+// CancelTask asks the agent to cancel a task. errors.Is(err, ErrTaskNotCancelable) when it has
+// already finished.
+func (c *Client) CancelTask(ctx context.Context, id string) (*Task, error) {
+	var raw json.RawMessage
+	if err := c.Call(ctx, "tasks/cancel", TaskIDParams{ID: id}, &raw); err != nil {
+		return nil, err
+	}
+	return c.decodeTask(raw, "tasks/cancel")
+}
+
+// OutputText is what a task answered, read the way real agents put it: the last artifact with
+// text, else the status message, else the last agent message in the history.
+func OutputText(t *Task) string {
+	if t == nil {
+		return ""
+	}
+	for i := len(t.Artifacts) - 1; i >= 0; i-- {
+		if s := partsText(t.Artifacts[i].Parts); s != "" {
+			return s
+		}
+	}
+	if t.Status.Message != nil {
+		if s := partsText(t.Status.Message.Parts); s != "" {
+			return s
+		}
+	}
+	for i := len(t.History) - 1; i >= 0; i-- {
+		if t.History[i].Role == RoleAgent {
+			if s := partsText(t.History[i].Parts); s != "" {
+				return s
+			}
+		}
+	}
+	return ""
+}
+
+func partsText(parts []Part) string {
+	var texts []string
+	for _, p := range parts {
+		if p.Kind == KindText && p.Text != "" {
+			texts = append(texts, p.Text)
+		}
+	}
+	return strings.Join(texts, "\n")
+}
+
+// newMessageID returns a random UUID (version 4) for a message id.
+func newMessageID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}

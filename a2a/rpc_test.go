@@ -1,0 +1,239 @@
+package a2a_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mosh-dev/mosh/a2a"
+	"github.com/mosh-dev/mosh/a2a/a2atest"
+)
+
+func TestIDEchoKeepsJSONType(t *testing.T) {
+	e := newEnv(t)
+	cases := []struct{ sent, want string }{
+		{`7`, `7`},
+		{`"7"`, `"7"`},
+		{`-3`, `-3`},
+		{`"c0ffee-uuid"`, `"c0ffee-uuid"`},
+		{`null`, `null`},
+		{`{"a":1}`, `null`}, // an object id is invalid: -32600 with id null
+		{`[1]`, `null`},
+	}
+	for _, c := range cases {
+		env, raw := e.rpc("/a2a", `{"jsonrpc":"2.0","id":`+c.sent+`,"method":"tasks/get","params":{"id":"t-99"}}`)
+		if string(env.ID) != c.want {
+			t.Errorf("id %s came back as %s: %s", c.sent, env.ID, raw)
+		}
+	}
+	// A request without an id still gets an answer, with id null.
+	env, raw := e.rpc("/a2a", `{"jsonrpc":"2.0","method":"tasks/get","params":{"id":"t-99"}}`)
+	if string(env.ID) != "null" || env.Error == nil {
+		t.Errorf("notification: %s", raw)
+	}
+}
+
+func TestRequestValidation(t *testing.T) {
+	e := newEnv(t)
+	cases := []struct {
+		name, body string
+		code       int
+	}{
+		{"not json", `nope`, a2a.CodeParseError},
+		{"trailing garbage", `{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"x"}} {}`, a2a.CodeParseError},
+		{"string body", `"hello"`, a2a.CodeInvalidRequest},
+		{"wrong version", `{"jsonrpc":"1.0","id":1,"method":"tasks/get","params":{"id":"x"}}`, a2a.CodeInvalidRequest},
+		{"method not a string", `{"jsonrpc":"2.0","id":1,"method":5}`, a2a.CodeInvalidRequest},
+		{"params an array", `{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":["x"]}`, a2a.CodeInvalidParams},
+		{"get without id", `{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{}}`, a2a.CodeInvalidParams},
+		{"get id not a string", `{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":5}}`, a2a.CodeInvalidParams},
+		{"negative historyLength", `{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"t-01","historyLength":-1}}`, a2a.CodeInvalidParams},
+		{"send without params", `{"jsonrpc":"2.0","id":1,"method":"message/send"}`, a2a.CodeInvalidParams},
+		{"no parts", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[]}}}`, a2a.CodeInvalidParams},
+		{"empty text", sendBody("1", "  ", ""), a2a.CodeInvalidParams},
+		{"agent role", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"agent","messageId":"m","parts":[{"kind":"text","text":"x"}]}}}`, a2a.CodeInvalidParams},
+		{"wrong kind", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"task","role":"user","messageId":"m","parts":[{"kind":"text","text":"x"}]}}}`, a2a.CodeInvalidParams},
+		{"unknown part kind", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[{"kind":"video"}]}}}`, a2a.CodeInvalidParams},
+		{"data part", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[{"kind":"data","data":{"a":1}}]}}}`, a2a.CodeContentTypeNotSupported},
+		{"output modes without text", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[{"kind":"text","text":"x"}]},"configuration":{"acceptedOutputModes":["image/png"]}}}`, a2a.CodeContentTypeNotSupported},
+		{"push config", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[{"kind":"text","text":"x"}]},"configuration":{"pushNotificationConfig":{"url":"http://x"}}}}`, a2a.CodePushNotificationNotSupported},
+		{"unknown follow-up task", sendBody("1", "x", `,"taskId":"t-77"`), a2a.CodeTaskNotFound},
+		{"resubscribe", `{"jsonrpc":"2.0","id":1,"method":"tasks/resubscribe","params":{"id":"t-01"}}`, a2a.CodeUnsupportedOperation},
+		{"push list", `{"jsonrpc":"2.0","id":1,"method":"tasks/pushNotificationConfig/list","params":{"id":"t-01"}}`, a2a.CodePushNotificationNotSupported},
+		{"cancel unknown", `{"jsonrpc":"2.0","id":1,"method":"tasks/cancel","params":{"id":"t-77"}}`, a2a.CodeTaskNotFound},
+	}
+	for _, c := range cases {
+		env, raw := e.rpc("/a2a/members/api", c.body)
+		if env.Error == nil || env.Error.Code != c.code {
+			t.Errorf("%s: want %d, got %s", c.name, c.code, raw)
+		}
+	}
+}
+
+func TestFollowUpOnlyAnswersInputRequired(t *testing.T) {
+	e := newEnv(t)
+	e.mustTask(e.rpc("/a2a/members/api", sendBody("1", "go", "")))
+	env, raw := e.rpc("/a2a/members/api", sendBody("2", "more", `,"taskId":"t-01"`))
+	e.wantCode(env, raw, a2a.CodeInvalidRequest)
+	if !strings.Contains(env.Error.Message, "input-required") {
+		t.Errorf("the error should say only input-required tasks take follow-ups: %s", raw)
+	}
+	// Through another member's endpoint the task does not exist.
+	if err := e.fake.SetState("t-01", a2a.HerdBlocked, "permission", "Allow edit? (y/n)"); err != nil {
+		t.Fatal(err)
+	}
+	env, raw = e.rpc("/a2a/members/web", sendBody("3", "y", `,"taskId":"t-01"`))
+	e.wantCode(env, raw, a2a.CodeTaskNotFound)
+	// On the herd endpoint the taskId alone routes the answer.
+	task := e.mustTask(e.rpc("/a2a", sendBody("4", "y", `,"taskId":"t-01"`)))
+	if task.ID != "t-01" || task.Status.State != a2a.StateWorking {
+		t.Fatalf("answer: %+v", task.Status)
+	}
+	if keys := e.fake.Keys("api"); !slices.Contains(keys, "text:y") {
+		t.Fatalf("answer not typed: %v", keys)
+	}
+}
+
+// The DigitalOcean ADK example client: snake_case message_id, no configuration, the same
+// message id twice, and an immediate cancel of the second task.
+func TestADKClientShape(t *testing.T) {
+	e := newEnv(t)
+	body := `{"jsonrpc":"2.0","id":"1","method":"message/send","params":{"message":{"role":"user","parts":[{"kind":"text","text":"Hello, A2A!"}],"message_id":"msg-1","kind":"message"}}}`
+	first := e.mustTask(e.rpc("/a2a/members/api/", body))
+	second := e.mustTask(e.rpc("/a2a/members/api/", body))
+	if first.ID == second.ID || first.Status.State != a2a.StateWorking {
+		t.Fatalf("duplicate message ids must mint two tasks: %s %s", first.ID, second.ID)
+	}
+	env, raw := e.rpc("/a2a/members/api/", `{"jsonrpc":"2.0","id":"4","method":"tasks/cancel","params":{"id":"`+second.ID+`"}}`)
+	if task := e.mustTask(env, raw); task.Status.State != a2a.StateCanceled {
+		t.Fatalf("immediate cancel: %s", raw)
+	}
+	// snake_case on tasks/get too.
+	env, raw = e.rpc("/a2a/members/api/", `{"jsonrpc":"2.0","id":"5","method":"tasks/get","params":{"id":"`+first.ID+`","history_length":0}}`)
+	if task := e.mustTask(env, raw); len(task.History) != 0 || !strings.Contains(string(raw), `"history":[]`) {
+		t.Fatalf("history_length 0 must give an empty, present history: %s", raw)
+	}
+}
+
+func TestStateOf(t *testing.T) {
+	sub := t0
+	later := t0.Add(time.Second)
+	busy := []a2a.Transition{{State: a2a.HerdWorking, At: later}}
+	cases := []struct {
+		name string
+		rec  a2a.TaskRecord
+		want a2a.TaskState
+	}{
+		{"open working", a2a.TaskRecord{State: a2a.HerdWorking}, a2a.StateWorking},
+		{"open blocked", a2a.TaskRecord{State: a2a.HerdBlocked}, a2a.StateInputRequired},
+		{"open done", a2a.TaskRecord{State: a2a.HerdDone}, a2a.StateCompleted},
+		{"open idle before the prompt took", a2a.TaskRecord{State: a2a.HerdIdle, Submitted: sub}, a2a.StateWorking},
+		{"open idle after working", a2a.TaskRecord{State: a2a.HerdIdle, Submitted: sub, Transitions: busy}, a2a.StateCompleted},
+		{"open idle, busy only before the answer", a2a.TaskRecord{State: a2a.HerdIdle, Submitted: sub, Transitions: busy,
+			Answers: []a2a.Turn{{Text: "y", At: later.Add(time.Second)}}}, a2a.StateWorking},
+		{"open unknown", a2a.TaskRecord{State: a2a.HerdUnknown}, a2a.StateUnknown},
+		{"open gone", a2a.TaskRecord{State: a2a.HerdGone}, a2a.StateFailed},
+		{"settled done", a2a.TaskRecord{Outcome: a2a.OutcomeSettled, State: a2a.HerdDone}, a2a.StateCompleted},
+		{"settled idle", a2a.TaskRecord{Outcome: a2a.OutcomeSettled, State: a2a.HerdIdle}, a2a.StateCompleted},
+		{"settled by asking", a2a.TaskRecord{Outcome: a2a.OutcomeSettled, State: a2a.HerdBlocked}, a2a.StateInputRequired},
+		{"canceled", a2a.TaskRecord{Outcome: a2a.OutcomeCanceled, State: a2a.HerdIdle}, a2a.StateCanceled},
+		{"member gone", a2a.TaskRecord{Outcome: a2a.OutcomeGone}, a2a.StateFailed},
+		{"failed", a2a.TaskRecord{Outcome: a2a.OutcomeFailed}, a2a.StateFailed},
+	}
+	for _, c := range cases {
+		if got := a2a.StateOf(c.rec); got != c.want {
+			t.Errorf("%s: %s, want %s", c.name, got, c.want)
+		}
+	}
+}
+
+func TestGoneMemberFailsTask(t *testing.T) {
+	e := newEnv(t)
+	task := e.mustTask(e.rpc("/a2a/members/web", sendBody("1", "go", "")))
+	e.fake.RemoveMember("web")
+	env, raw := e.rpc("/a2a", `{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"id":"`+task.ID+`"}}`)
+	got := e.mustTask(env, raw)
+	if got.Status.State != a2a.StateFailed || got.Status.Message == nil || !strings.Contains(a2a.OutputText(got), "exited") {
+		t.Fatalf("task of a vanished member: %s", raw)
+	}
+	// The member's endpoint is gone too, with the same 404 as a name that never existed.
+	resp, b := e.do(http.MethodPost, "/a2a/members/web", sendBody("3", "go", ""), nil)
+	resp2, b2 := e.do(http.MethodPost, "/a2a/members/zzz", sendBody("3", "go", ""), nil)
+	if resp.StatusCode != http.StatusNotFound || string(b) != string(b2) || resp2.StatusCode != resp.StatusCode {
+		t.Fatalf("gone member endpoint: %d %s vs %d %s", resp.StatusCode, b, resp2.StatusCode, b2)
+	}
+}
+
+func TestBlockingWaitIsCapped(t *testing.T) {
+	e := newEnv(t, func(c *a2a.Config, _ *a2a.AuthConfig) { c.MaxBlockingWait = 30 * time.Millisecond })
+	env, raw := e.rpc("/a2a/members/api", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[{"kind":"text","text":"long job"}]},"configuration":{"blocking":true}}}`)
+	if task := e.mustTask(env, raw); task.Status.State != a2a.StateWorking {
+		t.Fatalf("a capped blocking send answers with the task as it is: %s", raw)
+	}
+}
+
+func TestBlockingWaitReturnsOnInputRequired(t *testing.T) {
+	e := newEnv(t)
+	e.fake.OnSend = func(f *a2atest.Fake, id, text string) {
+		go func() { _ = f.SetState(id, a2a.HerdBlocked, "permission", "Allow? (y/n)") }()
+	}
+	env, raw := e.rpc("/a2a/members/api", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[{"kind":"text","text":"edit"}]},"configuration":{"blocking":true}}}`)
+	if task := e.mustTask(env, raw); task.Status.State != a2a.StateInputRequired {
+		t.Fatalf("blocking send should stop at input-required: %s", raw)
+	}
+}
+
+func TestAutonomousHidden(t *testing.T) {
+	e := newEnv(t)
+	// A task minted before (e.g. by the CLI) for the hidden member.
+	rec, err := e.fake.Send(context.Background(), "yolo", "go wild", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, card := e.do(http.MethodGet, "/.well-known/agent-card.json", "", nil)
+	if strings.Contains(string(card), "yolo") {
+		t.Fatalf("the herd card lists an autonomous member: %s", card)
+	}
+	resp, _ := e.do(http.MethodGet, "/a2a/members/yolo/.well-known/agent-card.json", "", nil)
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("autonomous member card: %d", resp.StatusCode)
+	}
+	resp, _ = e.do(http.MethodPost, "/a2a/members/yolo/", sendBody("1", "x", ""), nil)
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("autonomous member endpoint: %d", resp.StatusCode)
+	}
+	env, raw := e.rpc("/a2a", `{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"id":"`+rec.ID+`"}}`)
+	e.wantCode(env, raw, a2a.CodeTaskNotFound)
+	env, raw = e.rpc("/a2a", `{"jsonrpc":"2.0","id":3,"method":"tasks/cancel","params":{"id":"`+rec.ID+`"}}`)
+	e.wantCode(env, raw, a2a.CodeTaskNotFound)
+	env, raw = e.rpc("/a2a", `{"jsonrpc":"2.0","id":4,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[{"kind":"text","text":"x"}],"contextId":"member:yolo"}}}`)
+	e.wantCode(env, raw, a2a.CodeInvalidParams)
+	if keys := e.fake.Keys("yolo"); len(keys) != 2 {
+		t.Fatalf("nothing but the CLI's prompt may reach yolo: %v", keys)
+	}
+}
+
+func TestRoutingAndMethods(t *testing.T) {
+	e := newEnv(t)
+	for _, p := range []string{"/.well-known/agent.json", "/a2a/.well-known/agent-card.json", "/a2a/members/api/.well-known/agent.json"} {
+		resp, b := e.do(http.MethodGet, p, "", nil)
+		var card a2a.AgentCard
+		if resp.StatusCode != http.StatusOK || json.Unmarshal(b, &card) != nil || card.ProtocolVersion != "0.3.0" {
+			t.Errorf("GET %s: %d %s", p, resp.StatusCode, b)
+		}
+	}
+	resp, _ := e.do(http.MethodGet, "/a2a", "", nil)
+	if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "POST" {
+		t.Errorf("GET /a2a: %d allow=%q", resp.StatusCode, resp.Header.Get("Allow"))
+	}
+	for _, p := range []string{"/", "/api/", "/a2a/members/", "/a2a/members/api/extra", "/a2a/members/API/", "/a2a/members/../auth"} {
+		resp, _ := e.do(http.MethodPost, p, sendBody("1", "x", ""), nil)
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("POST %s: %d, want 404", p, resp.StatusCode)
+		}
+	}
+}

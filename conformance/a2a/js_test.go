@@ -1,0 +1,110 @@
+package a2aconf
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mosh-dev/mosh/a2a"
+	"github.com/mosh-dev/mosh/a2a/a2atest"
+)
+
+// TestA2AJSClient runs js/client.mjs (the official @a2a-js/sdk 0.3.14 client) against the
+// handler and validates every answer it recorded against the schema. It needs node and
+// `npm ci --prefix conformance/a2a/js`; without them it skips, unless MOSH_A2A_JS_REQUIRED=1
+// (set it in CI so the run cannot pass by skipping).
+func TestA2AJSClient(t *testing.T) {
+	required := os.Getenv("MOSH_A2A_JS_REQUIRED") == "1"
+	node, err := exec.LookPath("node")
+	if err == nil {
+		_, err = os.Stat(filepath.Join("js", "node_modules", "@a2a-js", "sdk", "package.json"))
+	}
+	if err != nil {
+		if required {
+			t.Fatalf("node or @a2a-js/sdk missing (%v): install node and run `npm ci --prefix conformance/a2a/js`", err)
+		}
+		t.Skipf("node or @a2a-js/sdk missing (%v): run `npm ci --prefix conformance/a2a/js`", err)
+	}
+
+	h := startHerd(t, nil)
+	// The fake member asks a question for prompts starting with "?ask" and finishes once
+	// answered; other prompts keep it working, so they can be canceled.
+	h.fake.OnSend = func(f *a2atest.Fake, taskID, text string) {
+		rec, _ := f.Task(taskID)
+		switch {
+		case len(rec.Answers) > 0:
+			go f.SetState(taskID, a2a.HerdDone, "", "done: "+text)
+		case strings.HasPrefix(text, "?ask"):
+			go f.SetState(taskID, a2a.HerdBlocked, "question", "Which database? 1) postgres 2) sqlite")
+		}
+	}
+
+	record := filepath.Join(t.TempDir(), "exchanges.jsonl")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "client.mjs")
+	cmd.Dir = "js"
+	cmd.Env = append(os.Environ(), "A2A_BASE="+h.srv.URL+"/a2a/members/api/", "A2A_TOKEN="+h.token, "A2A_RECORD="+record)
+	out, err := cmd.CombinedOutput()
+	t.Logf("client.mjs:\n%s", out)
+	if err != nil {
+		t.Fatalf("client.mjs failed: %v", err)
+	}
+	if !bytes.Contains(out, []byte("all checks passed")) {
+		t.Fatal("client.mjs did not report success")
+	}
+
+	f, err := os.Open(record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	n := 0
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var ex struct {
+			Method, URL, Request, Response string
+			Status                         int
+		}
+		if err := json.Unmarshal(sc.Bytes(), &ex); err != nil {
+			t.Fatal(err)
+		}
+		if ex.Status != 200 {
+			t.Errorf("%s %s: HTTP %d", ex.Method, ex.URL, ex.Status)
+			continue
+		}
+		def := "AgentCard"
+		if ex.Method == "POST" {
+			var in struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			var outID struct {
+				ID json.RawMessage `json:"id"`
+			}
+			_ = json.Unmarshal([]byte(ex.Request), &in)
+			_ = json.Unmarshal([]byte(ex.Response), &outID)
+			if !bytes.Equal(in.ID, outID.ID) {
+				t.Errorf("%s: id %s answered as %s", in.Method, in.ID, outID.ID)
+			}
+			if def = responseDefinitions[in.Method]; def == "" {
+				def = "JSONRPCErrorResponse"
+			}
+		}
+		if err := validate(t, def, []byte(ex.Response)); err != nil {
+			t.Errorf("%s %s: answer does not match %s: %v\n%s", ex.Method, ex.URL, def, err, ex.Response)
+		}
+		n++
+	}
+	if n < 10 {
+		t.Fatalf("only %d exchanges recorded", n)
+	}
+}
