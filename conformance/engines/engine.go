@@ -1,0 +1,350 @@
+// Package engines holds mosh's herd against the real coding-agent CLIs — Claude Code, Codex,
+// OpenCode and pi — run offline against the scripted fake model API in ./fakeapi.
+//
+// Each engine runs in its own temporary HOME with the offline configuration recorded in
+// shared/facts/engines.md §8, under a pty of 120×40 whose bytes feed herd/screen; every settled
+// screen goes through herd/state's tracker, exactly as the herd daemon reads a member. A script
+// of keystrokes (a plain answer, a slow answer, a permission approved and denied, a question,
+// an Esc mid-turn, an API error) is played, and at each step the expected state is compared with
+// what the herd reads. The tests are gated by MOSH_ENGINES; see engines_test.go and README.md.
+package engines
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mosh-dev/mosh/herd/state"
+)
+
+// Engine describes how to install, configure, launch and drive one real CLI.
+type Engine struct {
+	Name    string // as in herd/state's engine table
+	Package string // npm package
+	Version string // the version install.sh pins
+	Bin     string // binary under node_modules/.bin
+
+	// Setup writes the engine's offline configuration under env.Home and returns the argv
+	// (after the binary) and extra environment for the launch.
+	Setup func(env SetupEnv) (args []string, extraEnv []string, err error)
+	// Ready reports that start-up is over and the prompt takes input. It drives the
+	// script; it is not the classifier under test.
+	Ready        func(screenText string) bool
+	StartTimeout time.Duration
+	// FirstTurnTimeout bounds the first answer (OpenCode prepares its runtime on first use).
+	FirstTurnTimeout time.Duration
+
+	// Keys. Text is typed, then Enter is sent as its own write. Each key sequence is a list of
+	// writes sent 300ms apart (OpenCode wants Esc twice to interrupt).
+	Approve, Deny, Interrupt, Answer []string
+
+	// HasPermissionPrompt: the engine asks before running the shell tool (pi has no
+	// permission system at all: it runs the tool).
+	HasPermissionPrompt bool
+	// HasQuestionMenu: the engine offers a question tool the fake can call (Claude's
+	// AskUserQuestion).
+	HasQuestionMenu bool
+	// Logs are directories under the engine's HOME whose files are copied into the output
+	// directory after the run (the engine's own logs, for debugging a failed start).
+	Logs []string
+	// Expect overrides the script's expected readings for some steps (see DefaultExpect).
+	Expect map[string][]string
+}
+
+// DefaultExpect is what the herd should read after each step, unless an engine overrides it.
+// A turn that ends without an answer (a denial, an Esc) leaves the engine at rest waiting for
+// a new prompt: idle. Claude and Codex fire no hook there (facts §2.4, §3) and draw an
+// "interrupted" line; OpenCode's session.idle and pi's agent_end do fire, and say done.
+var DefaultExpect = map[string][]string{
+	"startup":           {"idle"},
+	"plain":             {"done"},
+	"slow-working":      {"working"},
+	"slow-done":         {"done"},
+	"perm-asked":        {"blocked:permission"},
+	"perm-approved":     {"done"},
+	"perm-asked-again":  {"blocked:permission"},
+	"perm-denied":       {"idle"},
+	"tool-no-prompt":    {"done"},
+	"question-asked":    {"blocked:question"},
+	"question-answered": {"done"},
+	"esc-working":       {"working"},
+	"esc-interrupted":   {"idle"},
+	// Claude's StopFailure hook says done; the turn is over either way.
+	"api-error": {"done"},
+}
+
+// Expected returns the accepted readings for a step on this engine.
+func (e *Engine) Expected(step string) []string {
+	if x, ok := e.Expect[step]; ok {
+		return x
+	}
+	return DefaultExpect[step]
+}
+
+// SetupEnv is what Engine.Setup gets: a private home, the project directory (the cwd), the
+// fake API's base URL (http://127.0.0.1:PORT, no /v1) and the model id the fake reports.
+type SetupEnv struct {
+	Home, Project, APIURL, Model string
+	// Cache is the install cache (CacheDir); engines may keep download caches under it.
+	Cache string
+}
+
+const (
+	keyEnter = "\r"
+	keyEsc   = "\x1b"
+)
+
+func keys(k ...string) []string { return k }
+
+// fakeKey is the API key every engine is given; only its suffix matters (Claude pre-approves it).
+const fakeKey = "sk-fake-mosh-engines-0123456789abcdefghij"
+
+// Engines lists the engines in the order tests run them.
+var Engines = []*Engine{claude, codex, opencode, pi}
+
+// Lookup finds an engine by name.
+func Lookup(name string) (*Engine, error) {
+	for _, e := range Engines {
+		if e.Name == name {
+			return e, nil
+		}
+	}
+	var names []string
+	for _, e := range Engines {
+		names = append(names, e.Name)
+	}
+	return nil, fmt.Errorf("unknown engine %q: choose from %s", name, strings.Join(names, ", "))
+}
+
+// CacheDir is where install.sh puts the packages: $MOSH_ENGINES_CACHE, else
+// $HOME/.cache/mosh-engines. Read it before a test replaces HOME.
+func CacheDir() string {
+	if d := os.Getenv("MOSH_ENGINES_CACHE"); d != "" {
+		return d
+	}
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".cache", "mosh-engines")
+}
+
+// BinaryPath returns the installed binary, or an error naming the install command. The
+// binary can be overridden with MOSH_ENGINE_BIN_<NAME> (e.g. MOSH_ENGINE_BIN_CLAUDE).
+func (e *Engine) BinaryPath(cache string) (string, error) {
+	if p := os.Getenv("MOSH_ENGINE_BIN_" + strings.ToUpper(e.Name)); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("MOSH_ENGINE_BIN_%s=%s: %v; point it at the %s binary or unset it", strings.ToUpper(e.Name), p, err, e.Name)
+		}
+		return p, nil
+	}
+	dir := strings.NewReplacer("/", "_", "@", "_").Replace(e.Package)
+	p := filepath.Join(cache, dir, "node_modules", ".bin", e.Bin)
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("%s is not installed (%s missing); run: conformance/engines/install.sh %s", e.Name, p, e.Name)
+	}
+	return p, nil
+}
+
+// InstalledVersion reads the package.json next to the binary ("" when unknown).
+func (e *Engine) InstalledVersion(cache string) string {
+	dir := strings.NewReplacer("/", "_", "@", "_").Replace(e.Package)
+	b, err := os.ReadFile(filepath.Join(cache, dir, "node_modules", e.Package, "package.json"))
+	if err != nil {
+		return ""
+	}
+	var pkg struct{ Version string }
+	_ = json.Unmarshal(b, &pkg)
+	return pkg.Version
+}
+
+func writeFile(path, content string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(content), 0o600)
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFile(path, string(b)+"\n")
+}
+
+var claude = &Engine{
+	Name: "claude", Package: "@anthropic-ai/claude-code", Version: "2.1.332", Bin: "claude",
+	Setup: func(env SetupEnv) ([]string, []string, error) {
+		// §2.1: onboarding done (else it phones api.anthropic.com and exits), the key's last
+		// 20 characters pre-approved (else a startup menu), the project trusted (else a menu).
+		cfg := map[string]any{
+			"hasCompletedOnboarding": true,
+			"customApiKeyResponses":  map[string]any{"approved": []string{fakeKey[len(fakeKey)-20:]}, "rejected": []string{}},
+			"projects":               map[string]any{env.Project: map[string]any{"hasTrustDialogAccepted": true}},
+		}
+		if err := writeJSON(filepath.Join(env.Home, ".claude.json"), cfg); err != nil {
+			return nil, nil, err
+		}
+		return []string{"--permission-mode", "default"}, []string{
+			"ANTHROPIC_BASE_URL=" + env.APIURL,
+			"ANTHROPIC_API_KEY=" + fakeKey,
+			"DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1", "DISABLE_AUTOUPDATER=1",
+			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		}, nil
+	},
+	Ready:        func(s string) bool { return strings.Contains(s, "? for shortcuts") },
+	StartTimeout: 60 * time.Second, FirstTurnTimeout: 60 * time.Second,
+	Approve: keys(keyEnter), Deny: keys(keyEsc), Interrupt: keys(keyEsc), Answer: keys(keyEnter),
+	HasPermissionPrompt: true, HasQuestionMenu: true,
+	Logs: []string{".claude/debug"},
+}
+
+var codex = &Engine{
+	Name: "codex", Package: "@openai/codex", Version: "0.171.0", Bin: "codex",
+	Setup: func(env SetupEnv) ([]string, []string, error) {
+		// §3/§8: a custom provider on the Responses wire; "untrusted" approvals are rejected,
+		// on-request + workspace-write asks when the fake requests escalation.
+		cfg := fmt.Sprintf(`model = %q
+model_provider = "fake"
+approval_policy = "on-request"
+sandbox_mode = "workspace-write"
+check_for_update_on_startup = false
+
+[model_providers.fake]
+name = "fake"
+base_url = %q
+wire_api = "responses"
+env_key = "MOSH_FAKE_API_KEY"
+
+[projects.%q]
+trust_level = "trusted"
+
+[analytics]
+enabled = false
+`, env.Model, env.APIURL+"/v1", env.Project)
+		if err := writeFile(filepath.Join(env.Home, ".codex", "config.toml"), cfg); err != nil {
+			return nil, nil, err
+		}
+		// --no-daemon: the shared app-server daemon would outlive the test and run hooks with
+		// another session's environment (§3).
+		return []string{"--no-daemon"}, []string{"MOSH_FAKE_API_KEY=" + fakeKey}, nil
+	},
+	Ready:        func(s string) bool { return strings.Contains(s, "? for shortcuts") },
+	StartTimeout: 60 * time.Second, FirstTurnTimeout: 60 * time.Second,
+	Approve: keys(keyEnter), Deny: keys(keyEsc), Interrupt: keys(keyEsc), Answer: keys(keyEnter),
+	HasPermissionPrompt: true,
+	Logs:                []string{".codex/log"},
+}
+
+var opencode = &Engine{
+	Name: "opencode", Package: "opencode-ai", Version: "1.18.33", Bin: "opencode",
+	Setup: func(env SetupEnv) ([]string, []string, error) {
+		model := map[string]any{"name": "GPT Fake", "tool_call": true, "limit": map[string]any{"context": 128000, "output": 8192}}
+		cfg := map[string]any{
+			"$schema":     "https://opencode.ai/config.json",
+			"autoupdate":  false,
+			"share":       "disabled",
+			"model":       "fake/" + env.Model,
+			"small_model": "fake/" + env.Model,
+			"provider": map[string]any{"fake": map[string]any{
+				"npm":     "@ai-sdk/openai-compatible",
+				"name":    "Fake",
+				"options": map[string]any{"baseURL": env.APIURL + "/v1", "apiKey": fakeKey},
+				"models":  map[string]any{env.Model: model},
+			}},
+			"permission": map[string]any{"bash": "ask", "edit": "ask"},
+		}
+		if err := writeJSON(filepath.Join(env.Home, ".config", "opencode", "opencode.json"), cfg); err != nil {
+			return nil, nil, err
+		}
+		// Tried to shorten its 30-60s start-up: OPENCODE_FAST_BOOT=1 skips the configured
+		// provider ("Run /connect to add an AI provider") and OPENCODE_DISABLE_FFF=1 makes it
+		// download ripgrep from GitHub, which hangs offline. Neither is used.
+		// Every fresh HOME makes OpenCode npm-install its plugin SDK and provider package
+		// (~60 MB) into ~/.config/opencode; a shared npm cache makes the second run cheaper.
+		return nil, []string{"OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_MODELS_FETCH=1",
+			"OPENCODE_DISABLE_LSP_DOWNLOAD=1", "OPENCODE_DISABLE_SHARE=1",
+			"npm_config_cache=" + filepath.Join(env.Cache, "npm-cache")}, nil
+	},
+	// The model line shows the fake provider was loaded from the config.
+	Ready: func(s string) bool { return strings.Contains(s, "Ask anything") && strings.Contains(s, "GPT Fake") },
+	// OpenCode installs packages from npm at every start in a fresh HOME and is slow to its
+	// first answer (§8; 25-90s each here, more on a loaded machine).
+	StartTimeout: 240 * time.Second, FirstTurnTimeout: 180 * time.Second,
+	Approve: keys(keyEnter), Deny: keys(keyEsc), Interrupt: keys(keyEsc, keyEsc), Answer: keys(keyEnter),
+	HasPermissionPrompt: true,
+	Logs:                []string{".local/share/opencode/log"},
+	// A rejection or an Esc ends the session's run: session.idle, which the plugin maps to done.
+	Expect: map[string][]string{"perm-denied": {"idle", "done"}, "esc-interrupted": {"idle", "done"}, "api-error": {"done", "idle"}},
+}
+
+var pi = &Engine{
+	Name: "pi", Package: "@mariozechner/pi-coding-agent", Version: "0.73.1", Bin: "pi",
+	Setup: func(env SetupEnv) ([]string, []string, error) {
+		cfg := map[string]any{"providers": map[string]any{"fake": map[string]any{
+			"baseUrl": env.APIURL + "/v1", "api": "openai-completions", "apiKey": fakeKey,
+			"models": []any{map[string]any{"id": env.Model, "name": "GPT Fake", "contextWindow": 128000, "maxTokens": 8192}},
+		}}}
+		if err := writeJSON(filepath.Join(env.Home, ".pi", "agent", "models.json"), cfg); err != nil {
+			return nil, nil, err
+		}
+		return []string{"--provider", "fake", "--model", env.Model}, []string{"PI_OFFLINE=1"}, nil
+	},
+	Ready:        func(s string) bool { return strings.Contains(s, "ctrl+o") },
+	StartTimeout: 60 * time.Second, FirstTurnTimeout: 60 * time.Second,
+	Approve: keys(keyEnter), Deny: keys(keyEsc), Interrupt: keys(keyEsc), Answer: keys(keyEnter),
+	// agent_end fires on an abort too (facts §5) and says done; the screen says "Operation aborted".
+	Expect: map[string][]string{"esc-interrupted": {"idle", "done"}, "api-error": {"done", "idle"}},
+}
+
+// launchEnv is the whole environment of an engine: nothing leaks in from the caller's except
+// PATH (node, sh), so a developer's own keys, tmux or XDG dirs never reach the run.
+func launchEnv(home string, extra []string) []string {
+	env := []string{
+		"HOME=" + home,
+		"PATH=" + os.Getenv("PATH"),
+		"TERM=xterm-256color",
+		"COLORTERM=truecolor",
+		"LANG=C.UTF-8",
+		"SHELL=/bin/sh",
+		"USER=" + orDefault(os.Getenv("USER"), "root"),
+		"TMPDIR=" + filepath.Join(home, "tmp"),
+	}
+	return append(env, extra...)
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// command builds the exec.Cmd for an engine in its prepared home. hooks, when not nil, is the
+// engine table's hook spec: the harness's capture hooks are installed for it, reporting into
+// hookDir.
+func (e *Engine) command(bin string, env SetupEnv, hooks *state.HookSpec, hookDir string) (*exec.Cmd, error) {
+	for _, d := range []string{env.Home, env.Project, filepath.Join(env.Home, "tmp")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, err
+		}
+	}
+	args, extra, err := e.Setup(env)
+	if err != nil {
+		return nil, fmt.Errorf("%s: writing its offline configuration: %w", e.Name, err)
+	}
+	if hooks != nil {
+		hookArgs, err := installHooks(e, hooks, env)
+		if err != nil {
+			return nil, fmt.Errorf("%s: installing the harness hooks: %w", e.Name, err)
+		}
+		args = append(args, hookArgs...)
+		extra = append(extra, hookDirEnv+"="+hookDir)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = env.Project
+	cmd.Env = launchEnv(env.Home, extra)
+	return cmd, nil
+}

@@ -1,0 +1,88 @@
+package engines
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mosh-dev/mosh/herd/state"
+)
+
+// TestEngines plays the script against the real engines named in MOSH_ENGINES
+// ("claude,codex", or "all"). Without it the test skips; an engine it names that is not
+// installed fails the test with the install command. Other knobs:
+//
+//	MOSH_ENGINES_OUT=DIR            where screens, raw pty bytes and API logs go (default: a new temp dir)
+//	MOSH_ENGINES_WRITE_SCREENS=1    also refresh the committed fixtures in ./screens
+//	MOSH_ENGINES_REPORT_ONLY=1      print the tables but do not fail on a wrong reading
+//	MOSH_ENGINES_SERIAL=1           run engines one after another instead of in parallel
+//	MOSH_ENGINES_HOOKS=0            screen only: do not install the capture hooks (hooks.go)
+//	MOSH_ENGINES_CACHE=DIR          where install.sh put the engines
+func TestEngines(t *testing.T) {
+	spec := strings.TrimSpace(os.Getenv("MOSH_ENGINES"))
+	if spec == "" {
+		t.Skip("real-engine conformance is off: set MOSH_ENGINES=claude,codex (or all) after conformance/engines/install.sh")
+	}
+	var engines []*Engine
+	if spec == "all" {
+		engines = Engines
+	} else {
+		for _, name := range strings.Split(spec, ",") {
+			e, err := Lookup(strings.TrimSpace(name))
+			if err != nil {
+				t.Fatalf("MOSH_ENGINES=%s: %v", spec, err)
+			}
+			engines = append(engines, e)
+		}
+	}
+	cache := CacheDir()
+	out := os.Getenv("MOSH_ENGINES_OUT")
+	if out == "" {
+		var err error
+		if out, err = os.MkdirTemp("", "mosh-engines-out-"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("screens, raw output and API logs go to %s", out)
+	fixtures := ""
+	if os.Getenv("MOSH_ENGINES_WRITE_SCREENS") == "1" {
+		fixtures = "screens"
+		if err := os.MkdirAll(fixtures, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reportOnly := os.Getenv("MOSH_ENGINES_REPORT_ONLY") == "1"
+	// The embedded engine table only: a developer's rules.json must not change the verdict.
+	table := state.Load("")
+	for _, e := range engines {
+		t.Run(e.Name, func(t *testing.T) {
+			if os.Getenv("MOSH_ENGINES_SERIAL") != "1" {
+				t.Parallel()
+			}
+			bin, err := e.BinaryPath(cache)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+			defer cancel()
+			rn := &Runner{Engine: e, Bin: bin, WorkDir: t.TempDir(), OutDir: filepath.Join(out, e.Name),
+				FixtureDir: fixtures, Table: table, Logf: t.Logf, Hooks: os.Getenv("MOSH_ENGINES_HOOKS") != "0"}
+			rep := rn.Run(ctx)
+			t.Log("\n" + rep.Table())
+			if rep.Err != nil {
+				t.Errorf("%s: the script could not be played to the end: %v (last screen: %s)", e.Name, rep.Err,
+					filepath.Join(rep.OutDir, "failed-screen.txt"))
+			}
+			for _, res := range rep.Results {
+				if res.Skipped != "" || res.OK || reportOnly {
+					continue
+				}
+				t.Errorf("%s step %s: expected %s, the herd read %s (authority %s, rule %q, evidence %q); screen:\n%s",
+					e.Name, res.Step, strings.Join(res.Expect, "|"), res.Observed, res.Authority, res.Rule, res.Evidence, res.Snap.Text())
+			}
+		})
+	}
+}
