@@ -1,0 +1,503 @@
+// Package herd is the daemon that owns agent sessions ("members") and the one Go API every adapter
+// (CLI, script builtins, A2A, MCP) drives it through.
+//
+// The daemon listens on a unix socket under $MOSH_HOME/herd and speaks newline-delimited JSON-RPC 2.0;
+// herd/PROTOCOL.md documents every method. Client (client.go) is the only implementation of the verbs
+// on the caller's side: adapters format its results and map its errors to exit codes with
+// exitcode.Of(err).
+//
+// This file holds the wire types. JSON keys are lowerCamelCase and part of the interface.
+package herd
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/mosh-dev/mosh/runtime/exitcode"
+)
+
+// Protocol method names (PROTOCOL.md documents params and results).
+const (
+	MethodPing         = "ping"
+	MethodRun          = "run"
+	MethodStart        = "start"
+	MethodList         = "list"
+	MethodPrompt       = "prompt"
+	MethodRead         = "read"
+	MethodSendKeys     = "sendKeys"
+	MethodWait         = "wait"
+	MethodKill         = "kill"
+	MethodPrune        = "prune"
+	MethodRestore      = "restore"
+	MethodReport       = "report"
+	MethodStatus       = "status"
+	MethodDoctor       = "doctor"
+	MethodExplain      = "explain"
+	MethodDaemonStatus = "daemon.status"
+	MethodDaemonStop   = "daemon.stop"
+	MethodAttach       = "attach"
+	MethodSubscribe    = "subscribe"
+	MethodUnsubscribe  = "unsubscribe"
+	MethodResize       = "resize"
+	// MethodCancel is a notification (no id): {"id": <id of an in-flight request>} ends that
+	// request (a wait or prompt --wait) as if its client had gone away.
+	MethodCancel = "cancel"
+
+	// NotifyEvent is the server→client notification carrying one Event to a subscriber.
+	NotifyEvent = "event"
+	// NotifySubscriptionEnded tells a subscriber that fell too far behind that its subscription
+	// ended: {"subscription": id, "reason": "…"}.
+	NotifySubscriptionEnded = "subscription.ended"
+)
+
+// States and authorities. A member that no longer exists reads StateGone.
+const (
+	StateWorking = "working"
+	StateBlocked = "blocked"
+	StateDone    = "done"
+	StateIdle    = "idle"
+	StateUnknown = "unknown"
+	StateGone    = "gone"
+
+	AuthorityRuntime = "runtime"
+	AuthorityHook    = "hook"
+	AuthorityScreen  = "screen"
+	AuthorityRemote  = "remote"
+
+	KindLocal  = "local"
+	KindRemote = "remote"
+
+	SubstratePty = "pty"
+)
+
+// Defaults the daemon applies when a request leaves them out.
+const (
+	DefaultCols      = 120
+	DefaultRows      = 40
+	DefaultReadLines = 60
+	MaxReportTTL     = 15 * time.Minute
+	HistoryLines     = 10000
+)
+
+// DefaultWaitStates is what wait and prompt --wait wait for when no states are given.
+var DefaultWaitStates = []string{StateBlocked, StateDone}
+
+var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
+
+// ValidName reports whether s is a legal member name: ^[a-z][a-z0-9_-]{0,31}$.
+func ValidName(s string) bool { return nameRE.MatchString(s) }
+
+// CheckName returns a usage error naming the fix when s is not a legal member name.
+func CheckName(s string) error {
+	if ValidName(s) {
+		return nil
+	}
+	return exitcode.New(exitcode.Usage, "invalid member name %q: use 1-32 characters, a lowercase letter first, then a-z, 0-9, '-' or '_' (e.g. --name api)", s)
+}
+
+// BlockedKinds are the sub-kinds a blocked state may carry.
+var BlockedKinds = []string{"permission", "question", "menu"}
+
+// ParseStateArg splits "blocked:permission" into state and kind and validates both. Only blocked
+// takes a kind. It accepts the five reportable states (not gone).
+func ParseStateArg(s string) (state, kind string, err error) {
+	state, kind, _ = strings.Cut(strings.TrimSpace(s), ":")
+	switch state {
+	case StateWorking, StateBlocked, StateDone, StateIdle, StateUnknown:
+	default:
+		return "", "", exitcode.New(exitcode.Usage, "unknown state %q: use working, blocked[:permission|question|menu], done, idle or unknown", s)
+	}
+	if kind != "" {
+		if state != StateBlocked {
+			return "", "", exitcode.New(exitcode.Usage, "state %q takes no sub-kind: only blocked does (blocked:permission|question|menu)", s)
+		}
+		ok := false
+		for _, k := range BlockedKinds {
+			ok = ok || k == kind
+		}
+		if !ok {
+			return "", "", exitcode.New(exitcode.Usage, "unknown blocked kind %q: use permission, question or menu", kind)
+		}
+	}
+	return state, kind, nil
+}
+
+// RunParams launches any command as a member (`herd run`).
+type RunParams struct {
+	Name   string   `json:"name,omitempty"`   // default <engine>-<basename(cwd)>, -2, -3… on collision
+	Cwd    string   `json:"cwd,omitempty"`    // absolute; the client fills in its working directory
+	Engine string   `json:"engine,omitempty"` // engine label for state rules; default basename(argv[0]) when it names an engine, else "shell"/basename
+	Argv   []string `json:"argv"`             // the command; argv[0] resolved on the caller's PATH
+	Env    []string `json:"env"`              // the caller's environment (os.Environ()); the member gets exactly this + MOSH_HERD_NAME/MOSH_HERD_DIR
+	Cols   int      `json:"cols,omitempty"`
+	Rows   int      `json:"rows,omitempty"`
+}
+
+// StartParams launches an engine from the engines table (`herd start ENGINE`).
+type StartParams struct {
+	Engine string   `json:"engine"` // engine key or alias (claude, cc, codex…)
+	Name   string   `json:"name,omitempty"`
+	Cwd    string   `json:"cwd,omitempty"`
+	Agent  bool     `json:"agent,omitempty"` // add the engine's autonomous flags; marks the member autonomous
+	Args   []string `json:"args,omitempty"`  // extra args after the engine's own
+	Env    []string `json:"env"`
+	Cols   int      `json:"cols,omitempty"`
+	Rows   int      `json:"rows,omitempty"`
+}
+
+// Reading is one authority's view of a member's state.
+type Reading struct {
+	State     string `json:"state"`
+	BlockedOn string `json:"blockedOn,omitempty"`
+	Authority string `json:"authority"`
+	Rule      string `json:"rule,omitempty"`      // screen: the rule id/pattern that matched
+	AtMs      int64  `json:"atMs,omitempty"`      // when this reading was taken (unix ms)
+	ExpiresMs int64  `json:"expiresMs,omitempty"` // hook: when the report's TTL ends (unix ms)
+}
+
+// Member is one ps row, and the result of run/start.
+type Member struct {
+	Name       string   `json:"name"`
+	Engine     string   `json:"engine"`
+	Kind       string   `json:"kind"` // local | remote
+	State      string   `json:"state"`
+	BlockedOn  string   `json:"blockedOn,omitempty"`
+	Authority  string   `json:"authority"`
+	Cwd        string   `json:"cwd"`
+	Pid        int      `json:"pid,omitempty"`
+	AgeMs      int64    `json:"ageMs"`
+	CreatedMs  int64    `json:"createdMs"`
+	Alive      bool     `json:"alive"`
+	Attached   int      `json:"attached"` // number of attached clients
+	Substrate  string   `json:"substrate"`
+	ExitCode   *int     `json:"exitCode,omitempty"` // set once the process exited
+	Autonomous bool     `json:"autonomous"`
+	Bin        string   `json:"bin,omitempty"`
+	Args       []string `json:"args,omitempty"`
+	Cols       int      `json:"cols,omitempty"`
+	Rows       int      `json:"rows,omitempty"`
+	Screen     *Reading `json:"screen,omitempty"` // the screen classifier's reading (both readings shown for explain)
+	Hook       *Reading `json:"hook,omitempty"`   // the live hook report, if any
+}
+
+// ListResult is the result of list.
+type ListResult struct {
+	Members []Member `json:"members"`
+}
+
+// PromptOptions tune Prompt.
+type PromptOptions struct {
+	// Answer says the caller is answering a blocked member on purpose; without it a blocked member
+	// is refused (a prompt typed into a permission dialog picks an option by accident).
+	Answer bool `json:"answer,omitempty"`
+	// Wait waits, after the prompt is sent, for the member to reach one of States (default
+	// blocked,done,idle after a change was seen); the result then carries Outcome and State.
+	Wait    bool          `json:"wait,omitempty"`
+	States  []string      `json:"states,omitempty"`
+	Timeout time.Duration `json:"-"`
+}
+
+// PromptParams is the wire form of Prompt.
+type PromptParams struct {
+	Name      string   `json:"name"`
+	Text      string   `json:"text"`
+	Answer    bool     `json:"answer,omitempty"`
+	Wait      bool     `json:"wait,omitempty"`
+	States    []string `json:"states,omitempty"`
+	TimeoutMs int64    `json:"timeoutMs,omitempty"` // 0 = no deadline
+}
+
+// PromptResult is the result of prompt.
+type PromptResult struct {
+	Name    string `json:"name"`
+	Sent    bool   `json:"sent"`
+	Task    string `json:"task,omitempty"`    // ledger task id (t-N) once the ledger is wired
+	Outcome string `json:"outcome,omitempty"` // with wait: matched | ended | gone | timeout
+	State   string `json:"state,omitempty"`   // with wait: the state that ended the wait
+}
+
+// ReadParams / ReadResult: the last Lines lines of text history + visible screen.
+type ReadParams struct {
+	Name  string `json:"name"`
+	Lines int    `json:"lines,omitempty"` // default 60
+}
+
+type ReadResult struct {
+	Name      string `json:"name"`
+	State     string `json:"state"`
+	BlockedOn string `json:"blockedOn,omitempty"`
+	Authority string `json:"authority,omitempty"`
+	Screen    string `json:"screen"` // text, lines joined by "\n", trailing blanks trimmed
+	AltScreen bool   `json:"altScreen,omitempty"`
+	Title     string `json:"title,omitempty"`
+}
+
+// SendKeysParams: keys are tmux-style names (Enter, Escape, C-c, Up, Tab, BSpace, Space…) or literal text.
+type SendKeysParams struct {
+	Name string   `json:"name"`
+	Keys []string `json:"keys"`
+}
+
+type SendKeysResult struct {
+	Name  string `json:"name"`
+	Bytes int    `json:"bytes"` // bytes written to the terminal
+}
+
+// WaitOptions tune Wait. Several names without Any mean All.
+type WaitOptions struct {
+	States  []string      `json:"states,omitempty"` // default blocked,done
+	Any     bool          `json:"any,omitempty"`
+	All     bool          `json:"all,omitempty"`
+	Timeout time.Duration `json:"-"` // 0 = no deadline
+}
+
+type WaitParams struct {
+	Names     []string `json:"names"`
+	States    []string `json:"states,omitempty"`
+	Any       bool     `json:"any,omitempty"`
+	All       bool     `json:"all,omitempty"`
+	TimeoutMs int64    `json:"timeoutMs,omitempty"`
+}
+
+// Wait outcomes.
+const (
+	OutcomeMatched = "matched"
+	OutcomeEnded   = "ended"   // the member ended (process exited / done) without reaching a wanted state
+	OutcomeGone    = "gone"    // no such member, or it vanished (killed, daemon restarted)
+	OutcomeTimeout = "timeout" // the deadline passed
+	OutcomePending = "pending" // --any: another member won first; this one keeps running
+)
+
+// WaitOutcome is one name's result.
+type WaitOutcome struct {
+	Name      string `json:"name"`
+	Outcome   string `json:"outcome"`
+	State     string `json:"state"`
+	BlockedOn string `json:"blockedOn,omitempty"`
+	Authority string `json:"authority,omitempty"`
+	Seq       uint64 `json:"seq,omitempty"` // the event that decided it (0: decided from the current state)
+}
+
+// WaitResult is returned with or without an error: Wait returns the result AND an exit-coded error
+// when the outcome is not matched (timeout → 2, ended/gone → 3).
+type WaitResult struct {
+	Mode    string        `json:"mode"`    // one | any | all
+	Outcome string        `json:"outcome"` // matched | ended | gone | timeout
+	Winner  string        `json:"winner,omitempty"`
+	Results []WaitOutcome `json:"results"`
+}
+
+type KillParams struct {
+	Names []string `json:"names,omitempty"`
+	All   bool     `json:"all,omitempty"`
+}
+
+type KillResult struct {
+	Killed  []string `json:"killed"`
+	Missing []string `json:"missing,omitempty"`
+}
+
+type PruneResult struct {
+	Pruned []string `json:"pruned"`
+}
+
+// RestoreOptions tune Restore. The environment is the restoring command's (the manifest never
+// stores environment values).
+type RestoreOptions struct {
+	Resume bool `json:"resume,omitempty"`
+	DryRun bool `json:"dryRun,omitempty"`
+}
+
+type RestoreParams struct {
+	Resume bool     `json:"resume,omitempty"`
+	DryRun bool     `json:"dryRun,omitempty"`
+	Env    []string `json:"env"`
+}
+
+// RestoreAction is what restore did (or would do, with DryRun) for one manifest member.
+type RestoreAction struct {
+	Name   string   `json:"name"`
+	Action string   `json:"action"` // restart | skip
+	Reason string   `json:"reason,omitempty"`
+	Bin    string   `json:"bin,omitempty"`
+	Args   []string `json:"args,omitempty"`
+	Cwd    string   `json:"cwd,omitempty"`
+	Pid    int      `json:"pid,omitempty"`
+}
+
+type RestoreResult struct {
+	DryRun  bool            `json:"dryRun"`
+	Actions []RestoreAction `json:"actions"`
+}
+
+// ReportParams is a hook report: the engine (through `mosh herd report`) says what state it is in.
+type ReportParams struct {
+	Name    string          `json:"name"`
+	State   string          `json:"state"`
+	Kind    string          `json:"kind,omitempty"`
+	TTLMs   int64           `json:"ttlMs,omitempty"` // default and cap 15 min
+	Payload json.RawMessage `json:"payload,omitempty"`
+}
+
+type ReportResult struct {
+	Name      string `json:"name"`
+	Accepted  bool   `json:"accepted"`
+	State     string `json:"state"` // the fused state after the report
+	ExpiresMs int64  `json:"expiresMs,omitempty"`
+}
+
+// StatusResult is `herd status`.
+type StatusResult struct {
+	Substrate string `json:"substrate"`
+	Socket    string `json:"socket"`
+	Dir       string `json:"dir"`
+	Members   int    `json:"members"`
+	Live      int    `json:"live"`
+	Blocked   int    `json:"blocked"`
+	DaemonPid int    `json:"daemonPid"`
+	UptimeMs  int64  `json:"uptimeMs"`
+}
+
+// DaemonStatusResult is `herd daemon status`. Running is false (and the rest empty) when no daemon
+// answers; that is not an error.
+type DaemonStatusResult struct {
+	Running  bool   `json:"running"`
+	Pid      int    `json:"pid,omitempty"`
+	Socket   string `json:"socket"`
+	Dir      string `json:"dir"`
+	UptimeMs int64  `json:"uptimeMs,omitempty"`
+	Members  int    `json:"members"`
+	Live     int    `json:"live"`
+	Clients  int    `json:"clients"`
+	Version  string `json:"version,omitempty"`
+	Seq      uint64 `json:"seq"` // last event sequence number
+}
+
+type DaemonStopParams struct {
+	Yes bool `json:"yes,omitempty"`
+}
+
+type DaemonStopResult struct {
+	Stopped bool     `json:"stopped"`
+	Killed  []string `json:"killed,omitempty"`
+}
+
+// DoctorCheck is one doctor line.
+type DoctorCheck struct {
+	Name   string `json:"name"`
+	Level  string `json:"level"` // ok | warn | fail
+	Detail string `json:"detail"`
+	Fix    string `json:"fix,omitempty"`
+}
+
+type DoctorResult struct {
+	OK     bool          `json:"ok"`    // no check failed
+	Level  string        `json:"level"` // worst level
+	Dir    string        `json:"herdDir"`
+	Checks []DoctorCheck `json:"checks"`
+}
+
+// ExplainResult says which rule or report decided a member's state and what the screen says.
+type ExplainResult struct {
+	Name      string   `json:"name"`
+	Engine    string   `json:"engine"`
+	State     string   `json:"state"`
+	BlockedOn string   `json:"blockedOn,omitempty"`
+	Authority string   `json:"authority"`
+	Decided   string   `json:"decided"` // one human sentence: why this state
+	Runtime   *Reading `json:"runtime,omitempty"`
+	Hook      *Reading `json:"hook,omitempty"`
+	Screen    *Reading `json:"screen,omitempty"`
+	Evidence  []string `json:"evidence,omitempty"` // screen lines the deciding rule matched
+	Bottom    []string `json:"bottom,omitempty"`   // the bottom non-empty screen lines classified
+	Title     string   `json:"title,omitempty"`
+	// Detail is herd/state's own explain record, passed through as is.
+	Detail json.RawMessage `json:"detail,omitempty"`
+}
+
+// Event is one state change pushed to subscribers. Seq increases by one per event per daemon.
+type Event struct {
+	Seq       uint64 `json:"seq"`
+	Type      string `json:"type"` // state | added | removed
+	Name      string `json:"name"`
+	State     string `json:"state"`
+	BlockedOn string `json:"blockedOn,omitempty"`
+	Authority string `json:"authority,omitempty"`
+	Prev      string `json:"prev,omitempty"`
+	ExitCode  *int   `json:"exitCode,omitempty"`
+	AtMs      int64  `json:"atMs"`
+}
+
+// Event types.
+const (
+	EventState   = "state"
+	EventAdded   = "added"
+	EventRemoved = "removed"
+)
+
+type SubscribeParams struct {
+	// ID is chosen by the client and echoed in every notification, so the client can route events
+	// that arrive before the subscribe response has been read.
+	ID    string   `json:"id"`
+	Names []string `json:"names,omitempty"` // empty = every member
+}
+
+// EventNotification is the params object of an "event" notification.
+type EventNotification struct {
+	Subscription string `json:"subscription"`
+	Event        Event  `json:"event"`
+}
+
+type SubscribeResult struct {
+	Subscription string `json:"subscription"`
+	Seq          uint64 `json:"seq"` // last event number before the subscription started
+}
+
+// AttachParams: after a successful attach result the connection carries frames (PROTOCOL.md).
+type AttachParams struct {
+	Name string `json:"name"`
+	Cols int    `json:"cols,omitempty"`
+	Rows int    `json:"rows,omitempty"`
+}
+
+type AttachResult struct {
+	Name string `json:"name"`
+	Cols int    `json:"cols"`
+	Rows int    `json:"rows"`
+}
+
+type NameParams struct {
+	Name string `json:"name"`
+}
+
+// rpcError is the error object on the wire. Code is -32000-exitCode for herd errors (e.g. -32003
+// for gone) and the JSON-RPC codes for protocol errors; Data.exitCode is always set.
+type rpcError struct {
+	Code    int           `json:"code"`
+	Message string        `json:"message"`
+	Data    *rpcErrorData `json:"data,omitempty"`
+}
+
+type rpcErrorData struct {
+	ExitCode int `json:"exitCode"`
+}
+
+// JSON-RPC protocol error codes.
+const (
+	codeParse          = -32700
+	codeInvalidRequest = -32600
+	codeMethodNotFound = -32601
+	codeInvalidParams  = -32602
+	codeHerdBase       = -32000 // herd errors: codeHerdBase - exit code
+)
+
+func (e *rpcError) toError() error {
+	code := exitcode.Infra
+	if e.Data != nil {
+		code = exitcode.Code(e.Data.ExitCode)
+	}
+	return &exitcode.Error{Code: code, Err: fmt.Errorf("%s", e.Message)}
+}

@@ -1,0 +1,726 @@
+package herd
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mosh-dev/mosh/herd/state"
+	"github.com/mosh-dev/mosh/runtime/exitcode"
+)
+
+// ConnectOptions tune Connect.
+type ConnectOptions struct {
+	// Home is $MOSH_HOME; empty means Home().
+	Home string
+	// NoStart makes Connect fail (exit code 5) instead of starting a daemon when none answers.
+	NoStart bool
+	// DaemonArgv is the command that runs a foreground daemon; default
+	// [os.Executable(), "herd", "daemon", "--foreground"].
+	DaemonArgv []string
+	// StartTimeout bounds how long Connect waits for a daemon it started (default 15s).
+	StartTimeout time.Duration
+}
+
+// Client is a connection to the herd daemon. Its methods are safe for concurrent use: requests
+// are multiplexed over one connection (Attach opens its own).
+type Client struct {
+	home   string
+	socket string
+	conn   net.Conn
+
+	writeMu sync.Mutex
+	w       *bufio.Writer
+
+	mu      sync.Mutex
+	pending map[int64]chan rpcResponse
+	subs    map[string]*Subscription
+	closed  bool
+	readErr error
+	done    chan struct{}
+
+	nextID  atomic.Int64
+	nextSub atomic.Int64
+}
+
+type rpcRequest struct {
+	JSONRPC string `json:"jsonrpc"`
+	ID      *int64 `json:"id,omitempty"`
+	Method  string `json:"method"`
+	Params  any    `json:"params,omitempty"`
+}
+
+type rpcResponse struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *rpcError       `json:"error,omitempty"`
+}
+
+// Connect dials the daemon of opts.Home, starting one on demand (like a tmux server) unless
+// opts.NoStart. Concurrent callers never start two daemons.
+func Connect(ctx context.Context, opts ConnectOptions) (*Client, error) {
+	home := opts.Home
+	if home == "" {
+		h, err := Home()
+		if err != nil {
+			return nil, err
+		}
+		home = h
+	}
+	sock := SocketPath(home)
+	conn, err := dialSocket(ctx, sock)
+	if err != nil {
+		if opts.NoStart {
+			return nil, exitcode.New(exitcode.Infra, "herd daemon is not running (no answer on %s): run any herd verb, or `mosh herd daemon --foreground`", sock)
+		}
+		conn, err = startDaemon(ctx, home, opts)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return newClient(home, sock, conn), nil
+}
+
+func dialSocket(ctx context.Context, sock string) (net.Conn, error) {
+	var d net.Dialer
+	return d.DialContext(ctx, "unix", sock)
+}
+
+func newClient(home, sock string, conn net.Conn) *Client {
+	c := &Client{
+		home:    home,
+		socket:  sock,
+		conn:    conn,
+		w:       bufio.NewWriterSize(conn, 64<<10),
+		pending: map[int64]chan rpcResponse{},
+		subs:    map[string]*Subscription{},
+		done:    make(chan struct{}),
+	}
+	go c.readLoop()
+	return c
+}
+
+// Home is the MOSH_HOME this client talks to.
+func (c *Client) Home() string { return c.home }
+
+// Socket is the socket path of the daemon.
+func (c *Client) Socket() string { return c.socket }
+
+// Close closes the connection; subscriptions end.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	return c.conn.Close()
+}
+
+func (c *Client) readLoop() {
+	r := bufio.NewReaderSize(c.conn, 64<<10)
+	var err error
+	for {
+		var line []byte
+		line, err = readLine(r)
+		if err != nil {
+			break
+		}
+		var resp rpcResponse
+		if json.Unmarshal(line, &resp) != nil {
+			continue // a line we cannot parse cannot be routed; the caller's deadline ends its wait
+		}
+		if resp.Method != "" {
+			c.dispatchNotification(resp)
+			continue
+		}
+		id, perr := strconv.ParseInt(string(resp.ID), 10, 64)
+		if perr != nil {
+			continue
+		}
+		c.mu.Lock()
+		ch := c.pending[id]
+		delete(c.pending, id)
+		c.mu.Unlock()
+		if ch != nil {
+			ch <- resp
+		}
+	}
+	c.mu.Lock()
+	if c.closed {
+		err = net.ErrClosed
+	}
+	c.readErr = err
+	pending := c.pending
+	c.pending = map[int64]chan rpcResponse{}
+	subs := c.subs
+	c.subs = map[string]*Subscription{}
+	c.mu.Unlock()
+	for _, ch := range pending {
+		close(ch)
+	}
+	for _, s := range subs {
+		s.end(exitcode.New(exitcode.Infra, "herd daemon connection closed: %v", err))
+	}
+	close(c.done)
+}
+
+// readLine reads one newline-terminated line of any length.
+func readLine(r *bufio.Reader) ([]byte, error) {
+	line, err := r.ReadSlice('\n')
+	if err == nil {
+		return line, nil
+	}
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		return nil, err
+	}
+	buf := append([]byte(nil), line...)
+	for {
+		line, err = r.ReadSlice('\n')
+		buf = append(buf, line...)
+		if err == nil {
+			return buf, nil
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return nil, err
+		}
+	}
+}
+
+func (c *Client) dispatchNotification(resp rpcResponse) {
+	if resp.Method == NotifySubscriptionEnded {
+		var n struct {
+			Subscription string `json:"subscription"`
+			Reason       string `json:"reason"`
+		}
+		if json.Unmarshal(resp.Params, &n) == nil {
+			c.mu.Lock()
+			s := c.subs[n.Subscription]
+			delete(c.subs, n.Subscription)
+			c.mu.Unlock()
+			if s != nil {
+				s.end(exitcode.New(exitcode.Infra, "subscription ended by the daemon: %s", n.Reason))
+			}
+		}
+		return
+	}
+	if resp.Method != NotifyEvent {
+		return
+	}
+	var n EventNotification
+	if json.Unmarshal(resp.Params, &n) != nil {
+		return
+	}
+	c.mu.Lock()
+	s := c.subs[n.Subscription]
+	c.mu.Unlock()
+	if s != nil {
+		s.push(n.Event)
+	}
+}
+
+// call sends one request and decodes its result into out (may be nil).
+func (c *Client) call(ctx context.Context, method string, params, out any) error {
+	id := c.nextID.Add(1)
+	ch := make(chan rpcResponse, 1)
+	c.mu.Lock()
+	if c.readErr != nil || c.closed {
+		c.mu.Unlock()
+		return exitcode.New(exitcode.Infra, "herd daemon connection closed: reconnect (mosh herd daemon status)")
+	}
+	c.pending[id] = ch
+	c.mu.Unlock()
+	if err := c.send(rpcRequest{JSONRPC: "2.0", ID: &id, Method: method, Params: params}); err != nil {
+		c.mu.Lock()
+		delete(c.pending, id)
+		c.mu.Unlock()
+		return exitcode.New(exitcode.Infra, "herd daemon unreachable: %v", err)
+	}
+	select {
+	case resp, ok := <-ch:
+		if !ok {
+			return exitcode.New(exitcode.Infra, "herd daemon closed the connection during %s: see %s", method, HerdDir(c.home)+"/daemon.log")
+		}
+		if resp.Error != nil {
+			return resp.Error.toError()
+		}
+		if out != nil && len(resp.Result) > 0 {
+			if err := json.Unmarshal(resp.Result, out); err != nil {
+				return exitcode.New(exitcode.Infra, "bad %s result from the daemon: %v", method, err)
+			}
+		}
+		return nil
+	case <-ctx.Done():
+		c.mu.Lock()
+		delete(c.pending, id)
+		c.mu.Unlock()
+		// Tell the daemon, so a wait it runs for us ends now rather than at its own deadline.
+		_ = c.send(rpcRequest{JSONRPC: "2.0", Method: MethodCancel, Params: map[string]int64{"id": id}})
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return exitcode.New(exitcode.Timeout, "%s: deadline passed", method)
+		}
+		return exitcode.Wrap(ctx.Err(), exitcode.Interrupted)
+	}
+}
+
+func (c *Client) send(req rpcRequest) error {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	if _, err := c.w.Write(append(b, '\n')); err != nil {
+		return err
+	}
+	return c.w.Flush()
+}
+
+func callerEnv(env []string) []string {
+	if env != nil {
+		return env
+	}
+	return os.Environ()
+}
+
+func callerCwd(cwd string) (string, error) {
+	if cwd != "" {
+		return cwd, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", exitcode.New(exitcode.Usage, "cannot read the working directory (%v): pass --cwd", err)
+	}
+	return wd, nil
+}
+
+// Run launches any command as a member. Env defaults to os.Environ() and Cwd to the working
+// directory: the member inherits the caller's environment, never the daemon's.
+func (c *Client) Run(ctx context.Context, p RunParams) (*Member, error) {
+	p.Env = callerEnv(p.Env)
+	cwd, err := callerCwd(p.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	p.Cwd = cwd
+	if len(p.Argv) == 0 {
+		return nil, exitcode.New(exitcode.Usage, "herd run needs a command: mosh herd run [--name N] -- CMD [ARGS…]")
+	}
+	var m Member
+	return &m, c.call(ctx, MethodRun, p, &m)
+}
+
+// Start launches an engine from the engines table.
+func (c *Client) Start(ctx context.Context, p StartParams) (*Member, error) {
+	p.Env = callerEnv(p.Env)
+	cwd, err := callerCwd(p.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	p.Cwd = cwd
+	var m Member
+	return &m, c.call(ctx, MethodStart, p, &m)
+}
+
+// List returns every member the daemon knows: live ones and remembered ones (state gone).
+func (c *Client) List(ctx context.Context) ([]Member, error) {
+	var r ListResult
+	if err := c.call(ctx, MethodList, struct{}{}, &r); err != nil {
+		return nil, err
+	}
+	return r.Members, nil
+}
+
+// Prompt types text then Enter into a member. A blocked member is refused (exit 1) unless
+// opts.Answer. With opts.Wait the result carries the outcome and the error is exit-coded like Wait's.
+func (c *Client) Prompt(ctx context.Context, name, text string, opts PromptOptions) (*PromptResult, error) {
+	p := PromptParams{Name: name, Text: text, Answer: opts.Answer, Wait: opts.Wait, States: opts.States, TimeoutMs: opts.Timeout.Milliseconds()}
+	var r PromptResult
+	err := c.call(ctx, MethodPrompt, p, &r)
+	if err == nil && opts.Wait {
+		err = outcomeError(r.Outcome, name, r.State)
+	}
+	return &r, err
+}
+
+// Read returns the last lines (default 60) of a member's text history and screen.
+func (c *Client) Read(ctx context.Context, name string, lines int) (*ReadResult, error) {
+	var r ReadResult
+	return &r, c.call(ctx, MethodRead, ReadParams{Name: name, Lines: lines}, &r)
+}
+
+// SendKeys writes keys (Enter, Escape, C-c, Up, Tab, BSpace, Space, digits, literal text) as real bytes.
+func (c *Client) SendKeys(ctx context.Context, name string, keys ...string) (*SendKeysResult, error) {
+	var r SendKeysResult
+	return &r, c.call(ctx, MethodSendKeys, SendKeysParams{Name: name, Keys: keys}, &r)
+}
+
+// Wait blocks until the members reach one of opts.States (default blocked,done). The result is
+// returned even when err is set: timeout → exit 2, ended/gone → exit 3.
+func (c *Client) Wait(ctx context.Context, names []string, opts WaitOptions) (*WaitResult, error) {
+	p := WaitParams{Names: names, States: opts.States, Any: opts.Any, All: opts.All, TimeoutMs: opts.Timeout.Milliseconds()}
+	var r WaitResult
+	if err := c.call(ctx, MethodWait, p, &r); err != nil {
+		return &r, err
+	}
+	subject := r.Winner
+	if subject == "" && len(names) == 1 {
+		subject = names[0]
+	}
+	state := ""
+	for _, o := range r.Results {
+		if o.Name == subject {
+			state = o.State
+		}
+	}
+	return &r, outcomeError(r.Outcome, subject, state)
+}
+
+// outcomeError maps a wait outcome to its exit-coded error (nil for matched).
+func outcomeError(outcome, name, state string) error {
+	switch outcome {
+	case OutcomeMatched, "":
+		return nil
+	case OutcomeTimeout:
+		return exitcode.New(exitcode.Timeout, "timed out waiting for %s (state %s)", name, state)
+	case OutcomeGone:
+		return exitcode.New(exitcode.Gone, "%s is gone: see `mosh ps`", name)
+	default:
+		return exitcode.New(exitcode.Gone, "%s ended in state %s without reaching a wanted state", name, state)
+	}
+}
+
+// Kill stops members (SIGTERM to the process group, SIGKILL if it lingers) and forgets them.
+func (c *Client) Kill(ctx context.Context, names []string, all bool) (*KillResult, error) {
+	var r KillResult
+	return &r, c.call(ctx, MethodKill, KillParams{Names: names, All: all}, &r)
+}
+
+// Prune forgets members that are not running.
+func (c *Client) Prune(ctx context.Context) (*PruneResult, error) {
+	var r PruneResult
+	return &r, c.call(ctx, MethodPrune, struct{}{}, &r)
+}
+
+// Restore relaunches manifest members that are not running, with the caller's environment.
+func (c *Client) Restore(ctx context.Context, opts RestoreOptions) (*RestoreResult, error) {
+	var r RestoreResult
+	return &r, c.call(ctx, MethodRestore, RestoreParams{Resume: opts.Resume, DryRun: opts.DryRun, Env: os.Environ()}, &r)
+}
+
+// Report feeds a hook report. An empty name is a silent no-op (hooks fire outside the herd too):
+// it returns (nil, nil) without contacting the daemon. ttl 0 means the maximum, 15 minutes.
+func (c *Client) Report(ctx context.Context, name, state, kind string, ttl time.Duration, payload json.RawMessage) (*ReportResult, error) {
+	if name == "" {
+		return nil, nil
+	}
+	var r ReportResult
+	p := ReportParams{Name: name, State: state, Kind: kind, TTLMs: ttl.Milliseconds(), Payload: payload}
+	return &r, c.call(ctx, MethodReport, p, &r)
+}
+
+// Status is `herd status`.
+func (c *Client) Status(ctx context.Context) (*StatusResult, error) {
+	var r StatusResult
+	return &r, c.call(ctx, MethodStatus, struct{}{}, &r)
+}
+
+// Doctor runs the daemon-side checks (the daemon is reachable if this returns). The package
+// function Doctor also works when no daemon answers.
+func (c *Client) Doctor(ctx context.Context) (*DoctorResult, error) {
+	var r DoctorResult
+	return &r, c.call(ctx, MethodDoctor, struct{}{}, &r)
+}
+
+// Explain says which rule or report decided a member's state, with both readings.
+func (c *Client) Explain(ctx context.Context, name string) (*ExplainResult, error) {
+	var r ExplainResult
+	return &r, c.call(ctx, MethodExplain, NameParams{Name: name}, &r)
+}
+
+// DaemonStatus reports on the daemon this client is connected to.
+func (c *Client) DaemonStatus(ctx context.Context) (*DaemonStatusResult, error) {
+	var r DaemonStatusResult
+	return &r, c.call(ctx, MethodDaemonStatus, struct{}{}, &r)
+}
+
+// DaemonStop stops the daemon. While members run it refuses (exit 1) unless yes, which kills them.
+func (c *Client) DaemonStop(ctx context.Context, yes bool) (*DaemonStopResult, error) {
+	var r DaemonStopResult
+	return &r, c.call(ctx, MethodDaemonStop, DaemonStopParams{Yes: yes}, &r)
+}
+
+// Subscription delivers state events in order. Events never drop: the client queues them until
+// read. Err reports why the channel closed.
+type Subscription struct {
+	c      *Client
+	id     string
+	events chan Event
+	mu     sync.Mutex
+	queue  []Event
+	wake   chan struct{}
+	ended  bool
+	err    error
+	stop   chan struct{}
+	once   sync.Once
+	// Seq is the daemon's last event number before this subscription began.
+	Seq uint64
+}
+
+// Events is the channel of events; it closes when the subscription ends.
+func (s *Subscription) Events() <-chan Event { return s.events }
+
+// Err is why the subscription ended (nil after Close).
+func (s *Subscription) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+func (s *Subscription) push(e Event) {
+	s.mu.Lock()
+	s.queue = append(s.queue, e)
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (s *Subscription) end(err error) {
+	s.mu.Lock()
+	if !s.ended {
+		s.ended = true
+		s.err = err
+	}
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// pump moves queued events to the channel so a slow reader never blocks the connection.
+func (s *Subscription) pump() {
+	defer close(s.events)
+	for {
+		s.mu.Lock()
+		q := s.queue
+		s.queue = nil
+		ended := s.ended
+		s.mu.Unlock()
+		for _, e := range q {
+			select {
+			case s.events <- e:
+			case <-s.stop:
+				return
+			}
+		}
+		if len(q) > 0 {
+			continue
+		}
+		if ended {
+			return
+		}
+		select {
+		case <-s.wake:
+		case <-s.stop:
+			return
+		}
+	}
+}
+
+// Close ends the subscription.
+func (s *Subscription) Close() error {
+	s.once.Do(func() {
+		s.c.mu.Lock()
+		delete(s.c.subs, s.id)
+		s.c.mu.Unlock()
+		close(s.stop)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = s.c.call(ctx, MethodUnsubscribe, SubscribeParams{ID: s.id}, nil)
+	})
+	return nil
+}
+
+// Subscribe starts a stream of state events for names (none = every member). Events carry a
+// per-daemon sequence number.
+func (c *Client) Subscribe(ctx context.Context, names ...string) (*Subscription, error) {
+	id := "s" + strconv.FormatInt(c.nextSub.Add(1), 10)
+	s := &Subscription{c: c, id: id, events: make(chan Event, 64), wake: make(chan struct{}, 1), stop: make(chan struct{})}
+	c.mu.Lock()
+	c.subs[id] = s
+	c.mu.Unlock()
+	go s.pump()
+	var r SubscribeResult
+	if err := c.call(ctx, MethodSubscribe, SubscribeParams{ID: id, Names: names}, &r); err != nil {
+		c.mu.Lock()
+		delete(c.subs, id)
+		c.mu.Unlock()
+		s.end(err)
+		return nil, err
+	}
+	s.Seq = r.Seq
+	return s, nil
+}
+
+// Attach opens a terminal stream to a member on a connection of its own. Read returns the
+// member's output (first a redraw of the current screen), Write sends input bytes, Resize follows
+// the local terminal, Close detaches (the member keeps running).
+func (c *Client) Attach(ctx context.Context, name string, cols, rows int) (*AttachStream, error) {
+	conn, err := dialSocket(ctx, c.socket)
+	if err != nil {
+		return nil, exitcode.New(exitcode.Infra, "herd daemon unreachable: %v", err)
+	}
+	id := int64(1)
+	b, _ := json.Marshal(rpcRequest{JSONRPC: "2.0", ID: &id, Method: MethodAttach, Params: AttachParams{Name: name, Cols: cols, Rows: rows}})
+	if _, err := conn.Write(append(b, '\n')); err != nil {
+		conn.Close()
+		return nil, exitcode.New(exitcode.Infra, "herd daemon unreachable: %v", err)
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		_ = conn.SetReadDeadline(dl)
+	}
+	r := bufio.NewReaderSize(conn, 64<<10)
+	line, err := readLine(r)
+	if err != nil {
+		conn.Close()
+		return nil, exitcode.New(exitcode.Infra, "attach %s: daemon closed the connection: %v", name, err)
+	}
+	_ = conn.SetReadDeadline(time.Time{})
+	var resp rpcResponse
+	if err := json.Unmarshal(line, &resp); err != nil {
+		conn.Close()
+		return nil, exitcode.New(exitcode.Infra, "attach %s: bad reply: %v", name, err)
+	}
+	if resp.Error != nil {
+		conn.Close()
+		return nil, resp.Error.toError()
+	}
+	var ar AttachResult
+	_ = json.Unmarshal(resp.Result, &ar)
+	return &AttachStream{conn: conn, r: r, Result: ar}, nil
+}
+
+// AttachStream is a raw terminal stream (PROTOCOL.md, "Attach frames").
+type AttachStream struct {
+	conn    net.Conn
+	r       *bufio.Reader
+	writeMu sync.Mutex
+	pending []byte // output of a frame not yet returned by Read
+	Result  AttachResult
+	// ExitCode is set once the member's process exited (after Read returned io.EOF).
+	ExitCode *int
+}
+
+// Read returns member output. It returns io.EOF when the member ended or the daemon detached us.
+func (a *AttachStream) Read(p []byte) (int, error) {
+	for len(a.pending) == 0 {
+		typ, payload, err := readFrame(a.r)
+		if err != nil {
+			return 0, err
+		}
+		switch typ {
+		case frameData:
+			a.pending = payload
+		case frameExit:
+			var x struct {
+				ExitCode *int `json:"exitCode"`
+			}
+			_ = json.Unmarshal(payload, &x)
+			a.ExitCode = x.ExitCode
+			return 0, io.EOF
+		case frameClose:
+			return 0, io.EOF
+		}
+	}
+	n := copy(p, a.pending)
+	a.pending = a.pending[n:]
+	return n, nil
+}
+
+// Write sends input bytes to the member.
+func (a *AttachStream) Write(p []byte) (int, error) {
+	a.writeMu.Lock()
+	defer a.writeMu.Unlock()
+	for off := 0; off < len(p); off += maxFrame {
+		end := min(off+maxFrame, len(p))
+		if err := writeFrame(a.conn, frameData, p[off:end]); err != nil {
+			return off, err
+		}
+	}
+	return len(p), nil
+}
+
+// Resize tells the daemon the attached terminal's size; the member's pty follows it.
+func (a *AttachStream) Resize(cols, rows int) error {
+	a.writeMu.Lock()
+	defer a.writeMu.Unlock()
+	return writeFrame(a.conn, frameResize, resizePayload(cols, rows))
+}
+
+// Close detaches; the member keeps running.
+func (a *AttachStream) Close() error {
+	a.writeMu.Lock()
+	_ = writeFrame(a.conn, frameClose, nil)
+	a.writeMu.Unlock()
+	return a.conn.Close()
+}
+
+// Doctor runs the doctor checks, including "daemon reachable", without requiring a daemon: when
+// none answers it reports that as a failure with the fix instead of starting one.
+func Doctor(ctx context.Context, opts ConnectOptions) (*DoctorResult, error) {
+	home := opts.Home
+	if home == "" {
+		h, err := Home()
+		if err != nil {
+			return nil, err
+		}
+		home = h
+	}
+	opts.Home = home
+	opts.NoStart = true
+	c, err := Connect(ctx, opts)
+	if err != nil {
+		r := &DoctorResult{Dir: HerdDir(home)}
+		r.Checks = append(r.Checks, DoctorCheck{Name: "daemon", Level: "fail",
+			Detail: fmt.Sprintf("no daemon answers on %s", SocketPath(home)),
+			Fix:    "run any herd verb (it starts the daemon), or `mosh herd daemon --foreground`; see " + HerdDir(home) + "/daemon.log"})
+		r.Checks = append(r.Checks, localChecks(home)...)
+		r.Checks = append(r.Checks, stateEngines{state.Load(HerdDir(home))}.Doctor()...)
+		r.finish()
+		return r, nil
+	}
+	defer c.Close()
+	return c.Doctor(ctx)
+}
+
+// Probe reports whether a daemon answers for opts.Home without starting one.
+func Probe(ctx context.Context, opts ConnectOptions) (*DaemonStatusResult, error) {
+	home := opts.Home
+	if home == "" {
+		h, err := Home()
+		if err != nil {
+			return nil, err
+		}
+		home = h
+	}
+	opts.Home = home
+	opts.NoStart = true
+	c, err := Connect(ctx, opts)
+	if err != nil {
+		return &DaemonStatusResult{Running: false, Socket: SocketPath(home), Dir: HerdDir(home)}, nil
+	}
+	defer c.Close()
+	return c.DaemonStatus(ctx)
+}

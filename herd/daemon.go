@@ -1,0 +1,607 @@
+package herd
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/mosh-dev/mosh/runtime/exitcode"
+)
+
+// Version is reported by daemon.status.
+const Version = "0.1.0"
+
+// daemon owns the members of one MOSH_HOME.
+type daemon struct {
+	home    string
+	dir     string
+	sock    string
+	started time.Time
+	logger  *log.Logger
+
+	engines  engineTable
+	manifest manifest
+	tasks    taskLedger // nil when the database could not be opened
+	dbErr    error      // why the database is unavailable
+	ledgerQ  chan func()
+
+	bus *bus
+
+	mu         sync.Mutex
+	members    map[string]*member     // live or exited members this daemon started
+	remembered map[string]manifestRow // manifest rows from before this daemon (state gone)
+	reserved   map[string]bool        // names being launched right now
+
+	clients  atomic.Int64
+	ln       net.Listener
+	stopOnce sync.Once
+	stopCh   chan struct{}
+	connWG   sync.WaitGroup
+	conns    sync.Map // *serverConn → struct{}
+}
+
+// ServeForeground runs the herd daemon of home (empty: Home()) until ctx ends or a client stops
+// it. It refuses to run when another daemon serves the same home. `mosh herd daemon --foreground`
+// calls it; Connect starts it on demand in a detached process.
+func ServeForeground(ctx context.Context, home string) error {
+	if home == "" {
+		h, err := Home()
+		if err != nil {
+			return err
+		}
+		home = h
+	}
+	home, _ = filepath.Abs(home)
+	d := &daemon{
+		home: home, dir: HerdDir(home), sock: SocketPath(home), started: time.Now(),
+		logger: log.New(os.Stderr, "herd: ", log.LstdFlags|log.Lmicroseconds),
+		bus:    newBus(), members: map[string]*member{}, remembered: map[string]manifestRow{}, reserved: map[string]bool{},
+		stopCh: make(chan struct{}), ledgerQ: make(chan func(), 4096),
+	}
+	d.engines = defaultEngineTable(d.dir)
+	if err := ensurePrivateDir(d.dir); err != nil {
+		return err
+	}
+	if filepath.Dir(d.sock) != d.dir {
+		if err := ensurePrivateDir(filepath.Dir(d.sock)); err != nil {
+			return err
+		}
+	}
+	unlock, err := d.lifetimeLock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+
+	store, err := openLedger(d.dir)
+	if err != nil {
+		d.dbErr = err
+		d.logger.Printf("database unavailable, members will not survive a restart: %v", err)
+		d.manifest = newMemManifest()
+	} else {
+		d.manifest = ledgerManifest{store}
+		d.tasks = store
+	}
+	defer d.manifest.Close()
+	rows, err := d.manifest.All()
+	if err != nil {
+		d.logger.Printf("reading the manifest: %v", err)
+	}
+	for _, r := range rows {
+		d.remembered[r.Name] = r
+	}
+	go d.ledgerLoop()
+
+	_ = os.Remove(d.sock) // we hold the lifetime lock: any socket file is a dead daemon's
+	old := syscall.Umask(0o177)
+	ln, err := net.Listen("unix", d.sock)
+	syscall.Umask(old)
+	if err != nil {
+		return exitcode.New(exitcode.Infra, "herd daemon cannot listen on %s: %v", d.sock, err)
+	}
+	if err := os.Chmod(d.sock, 0o600); err != nil {
+		ln.Close()
+		return exitcode.New(exitcode.Infra, "cannot make %s private: %v", d.sock, err)
+	}
+	d.ln = ln
+	d.logger.Printf("listening on %s (pid %d, %d remembered members)", d.sock, os.Getpid(), len(rows))
+	signalReady()
+
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-d.stopCh:
+		}
+		d.stop()
+	}()
+	d.acceptLoop()
+	d.shutdown()
+	return nil
+}
+
+// signalReady tells the Connect that started us that the socket listens.
+func signalReady() {
+	fdStr := os.Getenv(readyFDEnv)
+	if fdStr == "" {
+		return
+	}
+	os.Unsetenv(readyFDEnv)
+	fd, err := strconv.Atoi(fdStr)
+	if err != nil {
+		return
+	}
+	f := os.NewFile(uintptr(fd), "ready")
+	_, _ = f.WriteString("ready\n")
+	f.Close()
+}
+
+// lifetimeLock makes sure one daemon serves a home: it holds an exclusive flock on
+// herd/daemon.lock for its whole life; the kernel drops it when the process dies (kill -9 too).
+func (d *daemon) lifetimeLock() (func(), error) {
+	path := filepath.Join(d.dir, "daemon.lock")
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, exitcode.New(exitcode.Infra, "cannot open %s: %v", path, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		b, _ := os.ReadFile(path)
+		f.Close()
+		return nil, exitcode.New(exitcode.Infra, "another herd daemon (pid %s) already serves %s: use it, or `mosh herd daemon stop` first", string(b), d.home)
+	}
+	_ = f.Truncate(0)
+	_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())), 0)
+	return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+}
+
+func (d *daemon) acceptLoop() {
+	for {
+		c, err := d.ln.Accept()
+		if err != nil {
+			select {
+			case <-d.stopCh:
+				return
+			default:
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			d.logger.Printf("accept: %v", err)
+			continue
+		}
+		if !sameUser(c) {
+			c.Close()
+			continue
+		}
+		sc := newServerConn(d, c)
+		d.conns.Store(sc, struct{}{})
+		d.connWG.Add(1)
+		d.clients.Add(1)
+		go func() {
+			defer d.connWG.Done()
+			defer d.clients.Add(-1)
+			defer d.conns.Delete(sc)
+			sc.serve()
+		}()
+	}
+}
+
+// sameUser checks the peer's uid (SO_PEERCRED): only our own user (or root) may drive the herd.
+// The 0600 socket in a 0700 directory already keeps others out; this holds if those are loosened.
+func sameUser(c net.Conn) bool {
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return false
+	}
+	rc, err := uc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var cred *syscall.Ucred
+	var cerr error
+	_ = rc.Control(func(fd uintptr) {
+		cred, cerr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
+	})
+	if cerr != nil || cred == nil {
+		return false
+	}
+	return int(cred.Uid) == os.Getuid() || cred.Uid == 0
+}
+
+// stop begins shutdown (idempotent).
+func (d *daemon) stop() {
+	d.stopOnce.Do(func() {
+		close(d.stopCh)
+		if d.ln != nil {
+			d.ln.Close()
+		}
+	})
+}
+
+// shutdown ends members and connections after the listener closed.
+func (d *daemon) shutdown() {
+	d.mu.Lock()
+	live := make([]*member, 0, len(d.members))
+	for _, m := range d.members {
+		live = append(live, m)
+	}
+	d.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, m := range live {
+		wg.Add(1)
+		go func() { defer wg.Done(); m.terminate() }()
+	}
+	wg.Wait()
+	d.conns.Range(func(k, _ any) bool { k.(*serverConn).close(); return true })
+	d.connWG.Wait()
+	done := make(chan struct{})
+	d.ledgerQ <- func() { close(done) }
+	<-done
+	_ = os.Remove(d.sock)
+	d.logger.Printf("stopped")
+}
+
+// ledgerLoop runs ledger writes in order on one goroutine, off the state lock.
+func (d *daemon) ledgerLoop() {
+	for f := range d.ledgerQ {
+		f()
+	}
+}
+
+// ledgerDo queues f and waits for it (used where the caller needs the result, e.g. a task id).
+func (d *daemon) ledgerDo(f func()) {
+	done := make(chan struct{})
+	d.ledgerQ <- func() { f(); close(done) }
+	<-done
+}
+
+// memberByName returns the live (or exited) member this daemon started.
+func (d *daemon) memberByName(name string) (*member, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	m, ok := d.members[name]
+	return m, ok
+}
+
+// lookup returns the member or an error naming the fix: usage for a bad name, gone otherwise.
+func (d *daemon) lookup(name string) (*member, error) {
+	if name == "" {
+		return nil, exitcode.New(exitcode.Usage, "missing member name: see `mosh ps` for the names")
+	}
+	if err := CheckName(name); err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	m, ok := d.members[name]
+	_, remembered := d.remembered[name]
+	d.mu.Unlock()
+	if ok {
+		return m, nil
+	}
+	if remembered {
+		return nil, exitcode.New(exitcode.Gone, "%s is gone (its process did not survive a daemon restart): `mosh restore` brings it back, `mosh herd prune` forgets it", name)
+	}
+	return nil, exitcode.New(exitcode.Gone, "no member named %s: see `mosh ps`", name)
+}
+
+// liveMember is lookup plus "still running".
+func (d *daemon) liveMember(name string) (*member, error) {
+	m, err := d.lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	d.bus.mu.Lock()
+	exited, code := m.exited, m.exitCode
+	d.bus.mu.Unlock()
+	if exited {
+		return nil, exitcode.New(exitcode.Gone, "%s has exited (code %d): `mosh herd read %s` shows its last screen, `mosh restore` restarts it", name, code, name)
+	}
+	return m, nil
+}
+
+// refresh recomputes a member's fused reading and publishes a change. settled marks a screen
+// classification (prompt --wait listens for those).
+func (d *daemon) refresh(m *member, settled bool) {
+	now := time.Now()
+	d.bus.mu.Lock()
+	fused, scr, hook := m.trk.Readings(now)
+	if m.exited {
+		d.bus.mu.Unlock()
+		return // the runtime reading is final; memberExited published it
+	}
+	m.screenR, m.hookR = scr, hook
+	if changed(m.reading, fused) {
+		prev := m.reading.State
+		m.reading = fused
+		ev := d.bus.emitLocked(Event{Type: EventState, Name: m.name, State: fused.State, BlockedOn: fused.BlockedOn, Authority: fused.Authority, Prev: prev, AtMs: now.UnixMilli()})
+		d.recordTransitionLocked(m, ev, false)
+	}
+	if settled {
+		d.bus.emitLocked(Event{Type: eventSettle, Name: m.name, State: m.reading.State, BlockedOn: m.reading.BlockedOn, Authority: m.reading.Authority, AtMs: now.UnixMilli()})
+	}
+	d.bus.mu.Unlock()
+}
+
+func changed(a, b Reading) bool {
+	return a.State != b.State || a.BlockedOn != b.BlockedOn || a.Authority != b.Authority
+}
+
+// memberExited publishes done/runtime with the exit code and records it.
+func (d *daemon) memberExited(m *member, code int) {
+	now := time.Now()
+	d.bus.mu.Lock()
+	m.exited, m.exitCode = true, code
+	prev := m.reading.State
+	m.reading = Reading{State: StateDone, Authority: AuthorityRuntime, AtMs: now.UnixMilli(), Rule: fmt.Sprintf("process exited with code %d", code)}
+	c := code
+	ev := d.bus.emitLocked(Event{Type: EventState, Name: m.name, State: StateDone, Authority: AuthorityRuntime, Prev: prev, ExitCode: &c, AtMs: now.UnixMilli()})
+	d.recordTransitionLocked(m, ev, true)
+	d.bus.mu.Unlock()
+	// The tracker learns of the exit after m.exited is set, so its change callback (refresh)
+	// cannot publish a second, code-less done.
+	m.trk.Exit(code, now)
+	m.trk.Close()
+	m.scr.Close()
+	d.ledgerQ <- func() {
+		if err := d.manifest.SetExit(m.name, code, now); err != nil {
+			d.logger.Printf("manifest: %s exit: %v", m.name, err)
+		}
+	}
+	d.logger.Printf("%s exited with code %d", m.name, code)
+}
+
+// recordTransitionLocked queues a state event for the ledger and closes the member's open task
+// when the state ends it (done, idle, process exit). The caller holds the state lock, so ledger
+// writes happen in event order and before any later request that goes through the ledger queue.
+func (d *daemon) recordTransitionLocked(m *member, ev Event, exited bool) {
+	if d.tasks == nil {
+		return
+	}
+	var closeTask *openTask
+	var artifactText, source string
+	if exited || ev.State == StateDone || ev.State == StateIdle {
+		closeTask, m.task = m.task, nil
+		if closeTask != nil {
+			artifactText, source = d.artifact(m, closeTask, m.payload, ev.Authority)
+		}
+	}
+	tr := ledgerTransition(ev)
+	d.ledgerQ <- func() {
+		if _, err := d.tasks.RecordTransition(m.name, tr); err != nil {
+			d.logger.Printf("ledger: %s transition: %v", m.name, err)
+		}
+		if closeTask != nil {
+			if err := d.tasks.CloseTask(closeTask.id, tr, ledgerArtifact(artifactText, source)); err != nil {
+				d.logger.Printf("ledger: close %s: %v", closeTask.id, err)
+			}
+		}
+	}
+}
+
+func (d *daemon) artifact(m *member, t *openTask, payload []byte, authority string) (string, string) {
+	if authority == AuthorityHook && len(payload) > 0 {
+		var p struct {
+			LastAssistantMessage string `json:"last_assistant_message"`
+		}
+		if json.Unmarshal(payload, &p) == nil && p.LastAssistantMessage != "" {
+			return p.LastAssistantMessage, "hook"
+		}
+	}
+	grown := m.scr.HistoryLen() - t.baseHist
+	_, rows := m.size()
+	n := rows + max(0, grown)
+	return m.scr.Text(n), "screen"
+}
+
+// names returns live and remembered member names, sorted.
+func (d *daemon) allNames() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]string, 0, len(d.members)+len(d.remembered))
+	for n := range d.members {
+		out = append(out, n)
+	}
+	for n := range d.remembered {
+		if _, ok := d.members[n]; !ok {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// serverConn is one client connection.
+type serverConn struct {
+	d        *daemon
+	c        net.Conn
+	r        *bufio.Reader
+	wmu      sync.Mutex
+	w        *bufio.Writer
+	ctx      context.Context
+	cancel   context.CancelFunc
+	mu       sync.Mutex
+	subs     map[string]*busSub
+	inflight map[string]context.CancelFunc // request id → cancel, for "cancel"
+	wg       sync.WaitGroup
+}
+
+func newServerConn(d *daemon, c net.Conn) *serverConn {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &serverConn{d: d, c: c, r: bufio.NewReaderSize(c, 64<<10), w: bufio.NewWriterSize(c, 64<<10), ctx: ctx, cancel: cancel, subs: map[string]*busSub{}, inflight: map[string]context.CancelFunc{}}
+}
+
+func (sc *serverConn) close() {
+	sc.cancel()
+	sc.c.Close()
+}
+
+type serverRequest struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params,omitempty"`
+}
+
+type serverResponse struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  any             `json:"result,omitempty"`
+	Error   *rpcError       `json:"error,omitempty"`
+}
+
+func (sc *serverConn) serve() {
+	defer func() {
+		sc.cancel()
+		sc.wg.Wait()
+		sc.mu.Lock()
+		for _, s := range sc.subs {
+			sc.d.bus.unsubscribe(s)
+		}
+		sc.subs = nil
+		sc.mu.Unlock()
+		sc.c.Close()
+	}()
+	for {
+		line, err := readLine(sc.r)
+		if err != nil {
+			return
+		}
+		if len(line) <= 1 {
+			continue
+		}
+		var req serverRequest
+		if err := json.Unmarshal(line, &req); err != nil {
+			msg := "parse error: each request is one JSON object on one line"
+			if len(line) > 0 && line[0] == '[' {
+				msg = "batches are not supported: send one request per line"
+			}
+			sc.reply(json.RawMessage("null"), nil, &rpcError{Code: codeParse, Message: msg, Data: &rpcErrorData{ExitCode: int(exitcode.Usage)}})
+			continue
+		}
+		if req.Method == MethodAttach {
+			// The connection becomes a frame stream: no more JSON after the attach response.
+			sc.wg.Wait()
+			sc.attach(req)
+			return
+		}
+		if req.Method == MethodCancel {
+			sc.cancelRequest(req.Params)
+			continue
+		}
+		// The request's context is registered before the next line is read, so a cancel that
+		// follows it always finds it.
+		ctx, cancel := context.WithCancel(sc.ctx)
+		key := string(req.ID)
+		if len(req.ID) > 0 {
+			sc.mu.Lock()
+			sc.inflight[key] = cancel
+			sc.mu.Unlock()
+		}
+		sc.wg.Add(1)
+		go func() {
+			defer sc.wg.Done()
+			defer func() {
+				cancel()
+				if len(req.ID) > 0 {
+					sc.mu.Lock()
+					delete(sc.inflight, key)
+					sc.mu.Unlock()
+				}
+			}()
+			sc.handle(ctx, req)
+		}()
+	}
+}
+
+// cancelRequest ends the in-flight request params.id: its client gave up (its context ended).
+func (sc *serverConn) cancelRequest(params json.RawMessage) {
+	var p struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	sc.mu.Lock()
+	cancel := sc.inflight[string(p.ID)]
+	sc.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+func (sc *serverConn) handle(ctx context.Context, req serverRequest) {
+	h, ok := handlers[req.Method]
+	if !ok {
+		if len(req.ID) > 0 {
+			sc.reply(req.ID, nil, &rpcError{Code: codeMethodNotFound, Message: fmt.Sprintf("unknown method %q: see herd/PROTOCOL.md", req.Method), Data: &rpcErrorData{ExitCode: int(exitcode.Usage)}})
+		}
+		return
+	}
+	res, err := h(ctx, sc, req.Params)
+	if len(req.ID) == 0 {
+		return // a notification: no response
+	}
+	if err != nil {
+		code := exitcode.Of(err)
+		sc.reply(req.ID, nil, &rpcError{Code: codeHerdBase - int(code), Message: err.Error(), Data: &rpcErrorData{ExitCode: int(code)}})
+		return
+	}
+	if res == nil {
+		res = struct{}{}
+	}
+	sc.reply(req.ID, res, nil)
+	if req.Method == MethodDaemonStop {
+		go sc.d.stop()
+	}
+}
+
+func (sc *serverConn) reply(id json.RawMessage, result any, e *rpcError) {
+	b, err := json.Marshal(serverResponse{JSONRPC: "2.0", ID: id, Result: result, Error: e})
+	if err != nil {
+		b, _ = json.Marshal(serverResponse{JSONRPC: "2.0", ID: id, Error: &rpcError{Code: codeHerdBase - int(exitcode.Infra), Message: "cannot encode the result: " + err.Error(), Data: &rpcErrorData{ExitCode: int(exitcode.Infra)}}})
+	}
+	sc.writeLine(b)
+}
+
+func (sc *serverConn) notify(method string, params any) error {
+	b, err := json.Marshal(struct {
+		JSONRPC string `json:"jsonrpc"`
+		Method  string `json:"method"`
+		Params  any    `json:"params"`
+	}{"2.0", method, params})
+	if err != nil {
+		return err
+	}
+	return sc.writeLine(b)
+}
+
+func (sc *serverConn) writeLine(b []byte) error {
+	sc.wmu.Lock()
+	defer sc.wmu.Unlock()
+	if _, err := sc.w.Write(append(b, '\n')); err != nil {
+		return err
+	}
+	return sc.w.Flush()
+}
+
+// decode parses params into v with a usage error naming the method.
+func decode(method string, params json.RawMessage, v any) error {
+	if len(params) == 0 || string(params) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(params, v); err != nil {
+		return exitcode.New(exitcode.Usage, "bad params for %s: %v (see herd/PROTOCOL.md)", method, err)
+	}
+	return nil
+}

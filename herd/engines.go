@@ -1,0 +1,43 @@
+package herd
+
+import (
+	"path/filepath"
+)
+
+// engineSpec is what the daemon needs to know to launch an engine. herd/state owns the real table
+// (embedded JSON + engines.json overrides); stateBackend adapts it to this shape.
+type engineSpec struct {
+	Key            string
+	Bin            string
+	AgentArgs      []string // --agent: autonomous flags
+	ResumeArgs     []string // restore --resume
+	LaunchArgs     []string // always added (e.g. codex --no-daemon)
+	BracketedPaste bool     // prompts are wrapped in ESC[200~ … ESC[201~
+	StripEnv       []string // variable NAMES removed from the member's environment
+}
+
+// engineTable resolves engine names and builds state trackers.
+type engineTable interface {
+	Lookup(name string) (engineSpec, bool)
+	Keys() []string
+	// NewTracker starts tracking a member; changed is called when the tracker changes its mind
+	// on its own (a report's grace period or TTL ended).
+	NewTracker(engine string, changed func()) tracker
+	// Doctor reports rules.json / engines.json problems.
+	Doctor() []DoctorCheck
+}
+
+// engineLabel picks the engine label of a `run` command: the engine whose binary or key is
+// argv[0]'s basename, else the basename itself (state rules then fall back to the shell rules).
+func engineLabel(t engineTable, argv0 string) string {
+	base := filepath.Base(argv0)
+	if spec, ok := t.Lookup(base); ok {
+		return spec.Key
+	}
+	for _, k := range t.Keys() {
+		if spec, _ := t.Lookup(k); filepath.Base(spec.Bin) == base {
+			return k
+		}
+	}
+	return base
+}

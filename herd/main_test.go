@@ -1,0 +1,215 @@
+package herd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mosh-dev/mosh/runtime/exitcode"
+)
+
+// The test binary doubles as the daemon (Connect runs `<exe> herd daemon --foreground`) and as
+// the "other user" probe of TestOtherUserCannotConnect.
+func TestMain(m *testing.M) {
+	if len(os.Args) == 4 && os.Args[1] == "herd" && os.Args[2] == "daemon" && os.Args[3] == "--foreground" {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+		err := ServeForeground(ctx, "")
+		stop()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(int(exitcode.Of(err)))
+		}
+		os.Exit(0)
+	}
+	if sock := os.Getenv("MOSH_HERD_TEST_PROBE"); sock != "" {
+		os.Exit(probeSocket(sock))
+	}
+	if os.Getenv("MOSH_HERD_TEST_HOOK") == "1" {
+		os.Exit(hookReport())
+	}
+	// helper state's fake engine, built once for the tests that drive it.
+	fakeBin, fakeErr = buildFakeEngine()
+	code := m.Run()
+	if fakeBin != "" {
+		os.RemoveAll(filepath.Dir(fakeBin))
+	}
+	os.Exit(code)
+}
+
+// probeSocket is run as another user: 0 when it could not use the daemon, 1 when it could.
+func probeSocket(sock string) int {
+	conn, err := net.DialTimeout("unix", sock, 5*time.Second)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "dial refused:", err)
+		return 0
+	}
+	c := newClient("", sock, conn)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := c.List(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "request refused:", err)
+		return 0
+	}
+	return 1
+}
+
+// testTimeout bounds every blocking step so a broken daemon fails the test instead of hanging it.
+// It is a safety net, not an assertion about speed.
+const testTimeout = 30 * time.Second
+
+type herdT struct {
+	t     testing.TB
+	home  string
+	c     *Client
+	ctx   context.Context
+	asker string
+}
+
+// newHerd gives the test a private MOSH_HOME (short path: the socket lives inside) and a client
+// whose Connect starts a daemon; cleanup stops it.
+func newHerd(t *testing.T) *herdT {
+	t.Helper()
+	home, err := os.MkdirTemp("", "mosh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", home)
+	t.Setenv("MOSH_HOME", home)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*testTimeout)
+	c, err := Connect(ctx, ConnectOptions{Home: home})
+	if err != nil {
+		cancel()
+		t.Fatalf("connect: %v", err)
+	}
+	h := &herdT{t: t, home: home, c: c, ctx: ctx}
+	t.Cleanup(func() {
+		stopDaemon(home)
+		c.Close()
+		cancel()
+		if t.Failed() {
+			if b, err := os.ReadFile(filepath.Join(home, "herd", "daemon.log")); err == nil {
+				t.Logf("daemon.log:\n%s", b)
+			}
+		}
+		os.RemoveAll(home)
+	})
+	return h
+}
+
+// stopDaemon stops whatever daemon serves home and waits until its socket stops answering.
+func stopDaemon(home string) {
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	c, err := Connect(ctx, ConnectOptions{Home: home, NoStart: true})
+	if err != nil {
+		return
+	}
+	_, _ = c.DaemonStop(ctx, true)
+	select {
+	case <-c.done:
+	case <-ctx.Done():
+	}
+	c.Close()
+}
+
+// askerShell is /bin/sh under another name. The engines table reads a member run as "sh" with
+// the shell's rules (an idle prompt only); under a name it does not know, a member gets the
+// shared rules, which also see [y/n] questions as blocked — what these scripts draw.
+func askerShell(t testing.TB) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "asker")
+	if err := os.Symlink("/bin/sh", p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func (h *herdT) run(name string, script string) *Member {
+	h.t.Helper()
+	if h.asker == "" {
+		h.asker = askerShell(h.t)
+	}
+	m, err := h.c.Run(h.ctx, RunParams{Name: name, Argv: []string{h.asker, "-c", script}})
+	if err != nil {
+		h.t.Fatalf("run %s: %v", name, err)
+	}
+	return m
+}
+
+// wait waits for one member to reach one of states.
+func (h *herdT) wait(name string, states ...string) *WaitResult {
+	h.t.Helper()
+	r, err := h.c.Wait(h.ctx, []string{name}, WaitOptions{States: states, Timeout: testTimeout})
+	if err != nil {
+		h.t.Fatalf("wait %s for %v: %v (result %+v)", name, states, err, r)
+	}
+	return r
+}
+
+func (h *herdT) read(name string) string {
+	h.t.Helper()
+	r, err := h.c.Read(h.ctx, name, 200)
+	if err != nil {
+		h.t.Fatalf("read %s: %v", name, err)
+	}
+	return r.Screen
+}
+
+func (h *herdT) member(name string) Member {
+	h.t.Helper()
+	ms, err := h.c.List(h.ctx)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	for _, m := range ms {
+		if m.Name == name {
+			return m
+		}
+	}
+	h.t.Fatalf("%s not in list %+v", name, ms)
+	return Member{}
+}
+
+func wantCode(t testing.TB, err error, code exitcode.Code) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("want an error with exit code %d, got nil", code)
+	}
+	if got := exitcode.Of(err); got != code {
+		var e *exitcode.Error
+		errors.As(err, &e)
+		t.Fatalf("want exit code %d, got %d: %v", code, got, err)
+	}
+}
+
+// hookReport is the test binary acting as an engine hook (what `mosh herd report` does for a
+// Claude Code hook): the payload on stdin, the member's name from MOSH_HERD_NAME, and the
+// engine's hook spec maps the event to a state. A hook never fails its engine: always exit 0.
+func hookReport() int {
+	payload, _ := io.ReadAll(os.Stdin)
+	name := os.Getenv("MOSH_HERD_NAME")
+	if name == "" {
+		return 0
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := Connect(ctx, ConnectOptions{NoStart: true})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hook:", err)
+		return 0
+	}
+	defer c.Close()
+	if _, err := c.Report(ctx, name, "", "", 0, json.RawMessage(payload)); err != nil {
+		fmt.Fprintln(os.Stderr, "hook:", err)
+	}
+	return 0
+}

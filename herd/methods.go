@@ -1,0 +1,829 @@
+package herd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mosh-dev/mosh/ledger"
+	"github.com/mosh-dev/mosh/runtime/exitcode"
+)
+
+type handler func(ctx context.Context, sc *serverConn, params json.RawMessage) (any, error)
+
+var handlers map[string]handler
+
+func init() {
+	handlers = map[string]handler{
+		MethodPing: func(context.Context, *serverConn, json.RawMessage) (any, error) {
+			return map[string]string{"pong": Version}, nil
+		},
+		MethodRun:          hRun,
+		MethodStart:        hStart,
+		MethodList:         hList,
+		MethodPrompt:       hPrompt,
+		MethodRead:         hRead,
+		MethodSendKeys:     hSendKeys,
+		MethodWait:         hWait,
+		MethodKill:         hKill,
+		MethodPrune:        hPrune,
+		MethodRestore:      hRestore,
+		MethodReport:       hReport,
+		MethodStatus:       hStatus,
+		MethodDoctor:       hDoctor,
+		MethodExplain:      hExplain,
+		MethodDaemonStatus: hDaemonStatus,
+		MethodDaemonStop:   hDaemonStop,
+		MethodSubscribe:    hSubscribe,
+		MethodUnsubscribe:  hUnsubscribe,
+		MethodResize:       hResize,
+	}
+}
+
+// ---- launch ----
+
+var slugRE = regexp.MustCompile(`[^a-z0-9]+`)
+
+// slugify makes a member name out of free text: lowercase, runs of other characters → '-',
+// leading non-letters dropped, at most 32 characters; "agent" when nothing is left.
+func slugify(s string) string {
+	s = slugRE.ReplaceAllString(strings.ToLower(s), "-")
+	s = strings.TrimLeft(s, "-0123456789_")
+	if len(s) > 32 {
+		s = s[:32]
+	}
+	s = strings.Trim(s, "-")
+	if s == "" {
+		return "agent"
+	}
+	return s
+}
+
+// checkCwd requires an existing absolute directory.
+func checkCwd(cwd string) (string, error) {
+	if cwd == "" {
+		return "", exitcode.New(exitcode.Usage, "missing cwd: pass --cwd DIR")
+	}
+	if !filepath.IsAbs(cwd) {
+		return "", exitcode.New(exitcode.Usage, "cwd %q is not absolute: pass an absolute --cwd", cwd)
+	}
+	st, err := os.Stat(cwd)
+	if err != nil {
+		return "", exitcode.New(exitcode.Usage, "cwd %s does not exist: create it (mkdir -p %s) or pass another --cwd", cwd, cwd)
+	}
+	if !st.IsDir() {
+		return "", exitcode.New(exitcode.Usage, "cwd %s is not a directory: pass a directory as --cwd", cwd)
+	}
+	return filepath.Clean(cwd), nil
+}
+
+// reserveName validates or derives the member name and reserves it until release.
+func (d *daemon) reserveName(requested, engine, cwd string) (string, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	taken := func(n string) bool {
+		_, live := d.members[n]
+		_, old := d.remembered[n]
+		return live || old || d.reserved[n]
+	}
+	if requested != "" {
+		if err := CheckName(requested); err != nil {
+			return "", err
+		}
+		if taken(requested) {
+			if _, old := d.remembered[requested]; old {
+				return "", exitcode.New(exitcode.Usage, "a member named %s is remembered from before a restart: `mosh restore` brings it back, `mosh herd prune` forgets it, or pick another --name", requested)
+			}
+			return "", exitcode.New(exitcode.Usage, "a member named %s already exists: pick another --name, or `mosh herd kill %s` first", requested, requested)
+		}
+		d.reserved[requested] = true
+		return requested, nil
+	}
+	base := slugify(engine + "-" + filepath.Base(cwd))
+	if len(base) > 28 {
+		base = strings.Trim(base[:28], "-")
+	}
+	name := base
+	for i := 2; taken(name); i++ {
+		name = fmt.Sprintf("%s-%d", base, i)
+	}
+	d.reserved[name] = true
+	return name, nil
+}
+
+func (d *daemon) release(name string) {
+	d.mu.Lock()
+	delete(d.reserved, name)
+	d.mu.Unlock()
+}
+
+// launch starts and registers a member; the name must be reserved.
+func (d *daemon) launch(ls launchSpec) (*member, error) {
+	defer d.release(ls.name)
+	if ls.created.IsZero() {
+		ls.created = time.Now()
+	}
+	m, err := d.startMember(ls)
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	d.members[ls.name] = m
+	delete(d.remembered, ls.name)
+	d.mu.Unlock()
+	row := manifestRow{Name: m.name, Kind: KindLocal, Engine: m.engine, Bin: m.bin, Args: m.args, Cwd: m.cwd, Substrate: SubstratePty,
+		Autonomous: m.autonomous, Created: m.created, Pid: m.pid}
+	var perr error
+	d.ledgerDo(func() { perr = d.manifest.Put(row) })
+	if perr != nil {
+		d.logger.Printf("manifest: %s: %v", m.name, perr)
+	}
+	d.bus.mu.Lock()
+	d.bus.emitLocked(Event{Type: EventAdded, Name: m.name, State: m.reading.State, Authority: m.reading.Authority, AtMs: time.Now().UnixMilli()})
+	d.bus.mu.Unlock()
+	m.run()
+	d.logger.Printf("started %s (pid %d): %s %s in %s", m.name, m.pid, m.bin, strings.Join(m.args, " "), m.cwd)
+	return m, nil
+}
+
+func hRun(ctx context.Context, sc *serverConn, params json.RawMessage) (any, error) {
+	var p RunParams
+	if err := decode(MethodRun, params, &p); err != nil {
+		return nil, err
+	}
+	d := sc.d
+	if len(p.Argv) == 0 || p.Argv[0] == "" {
+		return nil, exitcode.New(exitcode.Usage, "herd run needs a command: mosh herd run [--name N] -- CMD [ARGS…]")
+	}
+	cwd, err := checkCwd(p.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	engine := p.Engine
+	var spec engineSpec
+	known := false
+	if engine != "" {
+		s, ok := d.engines.Lookup(engine)
+		if !ok {
+			return nil, unknownEngine(d, engine)
+		}
+		spec, known, engine = s, true, s.Key
+	} else {
+		engine = engineLabel(d.engines, p.Argv[0])
+		spec, known = d.engines.Lookup(engine)
+	}
+	bin, err := lookPath(p.Argv[0], cwd, p.Env)
+	if err != nil {
+		return nil, exitcode.New(exitcode.Usage, "cannot run %s: %v: install it or give its full path", p.Argv[0], err)
+	}
+	name, err := d.reserveName(p.Name, engine, cwd)
+	if err != nil {
+		return nil, err
+	}
+	m, err := d.launch(launchSpec{name: name, engine: engine, spec: spec, known: known, bin: bin, args: p.Argv[1:], cwd: cwd, env: p.Env, cols: p.Cols, rows: p.Rows})
+	if err != nil {
+		return nil, err
+	}
+	return d.row(m), nil
+}
+
+func unknownEngine(d *daemon, name string) error {
+	return exitcode.New(exitcode.Usage, "unknown engine %q: use one of %s, or `mosh herd run -- CMD` for any command", name, strings.Join(d.engines.Keys(), ", "))
+}
+
+func hStart(ctx context.Context, sc *serverConn, params json.RawMessage) (any, error) {
+	var p StartParams
+	if err := decode(MethodStart, params, &p); err != nil {
+		return nil, err
+	}
+	d := sc.d
+	if p.Engine == "" {
+		return nil, exitcode.New(exitcode.Usage, "herd start needs an engine: mosh herd start ENGINE (one of %s)", strings.Join(d.engines.Keys(), ", "))
+	}
+	spec, ok := d.engines.Lookup(p.Engine)
+	if !ok {
+		return nil, unknownEngine(d, p.Engine)
+	}
+	cwd, err := checkCwd(p.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	bin, err := lookPath(spec.Bin, cwd, p.Env)
+	if err != nil {
+		return nil, exitcode.New(exitcode.Infra, "engine %s is not installed: %v: install it, or put it on PATH", spec.Key, err)
+	}
+	args := append([]string(nil), spec.LaunchArgs...)
+	if p.Agent {
+		args = append(args, spec.AgentArgs...)
+	}
+	args = append(args, p.Args...)
+	name, err := d.reserveName(p.Name, spec.Key, cwd)
+	if err != nil {
+		return nil, err
+	}
+	m, err := d.launch(launchSpec{name: name, engine: spec.Key, spec: spec, known: true, bin: bin, args: args, cwd: cwd, env: p.Env, autonomous: p.Agent, cols: p.Cols, rows: p.Rows})
+	if err != nil {
+		return nil, err
+	}
+	return d.row(m), nil
+}
+
+// ---- roster ----
+
+// row renders a member as a ps row.
+func (d *daemon) row(m *member) *Member {
+	cols, rows := m.size()
+	d.bus.mu.Lock()
+	r := &Member{
+		Name: m.name, Engine: m.engine, Kind: KindLocal, State: m.reading.State, BlockedOn: m.reading.BlockedOn, Authority: m.reading.Authority,
+		Cwd: m.cwd, Pid: m.pid, AgeMs: time.Since(m.created).Milliseconds(), CreatedMs: m.created.UnixMilli(), Alive: !m.exited,
+		Substrate: SubstratePty, Autonomous: m.autonomous, Bin: m.bin, Args: m.args, Cols: cols, Rows: rows,
+		Screen: m.screenR, Hook: m.hookR,
+	}
+	if m.exited {
+		c := m.exitCode
+		r.ExitCode = &c
+	}
+	d.bus.mu.Unlock()
+	r.Attached = m.attachedCount()
+	return r
+}
+
+func rememberedRow(r manifestRow) Member {
+	kind := r.Kind
+	if kind == "" {
+		kind = KindLocal
+	}
+	return Member{Name: r.Name, Engine: r.Engine, Kind: kind, State: StateGone, Authority: AuthorityRuntime, Cwd: r.Cwd,
+		AgeMs: time.Since(r.Created).Milliseconds(), CreatedMs: r.Created.UnixMilli(), Substrate: r.Substrate,
+		Autonomous: r.Autonomous, Bin: r.Bin, Args: r.Args, ExitCode: r.ExitCode}
+}
+
+func (d *daemon) list() []Member {
+	d.mu.Lock()
+	live := make([]*member, 0, len(d.members))
+	for _, m := range d.members {
+		live = append(live, m)
+	}
+	old := make([]manifestRow, 0, len(d.remembered))
+	for _, r := range d.remembered {
+		old = append(old, r)
+	}
+	d.mu.Unlock()
+	out := make([]Member, 0, len(live)+len(old))
+	for _, m := range live {
+		out = append(out, *d.row(m))
+	}
+	for _, r := range old {
+		out = append(out, rememberedRow(r))
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].CreatedMs != out[j].CreatedMs {
+			return out[i].CreatedMs < out[j].CreatedMs
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+func hList(ctx context.Context, sc *serverConn, _ json.RawMessage) (any, error) {
+	return ListResult{Members: sc.d.list()}, nil
+}
+
+// ---- input ----
+
+func hPrompt(ctx context.Context, sc *serverConn, params json.RawMessage) (any, error) {
+	var p PromptParams
+	if err := decode(MethodPrompt, params, &p); err != nil {
+		return nil, err
+	}
+	d := sc.d
+	m, err := d.liveMember(p.Name)
+	if err != nil {
+		return nil, err
+	}
+	states, err := parseWaitStates(p.States, []string{StateBlocked, StateDone, StateIdle})
+	if err != nil {
+		return nil, err
+	}
+	// Subscribe before typing so the reaction to this prompt cannot be missed.
+	var sub *busSub
+	d.bus.mu.Lock()
+	cur := m.reading
+	if cur.State == StateBlocked && !p.Answer {
+		d.bus.mu.Unlock()
+		kind := cur.BlockedOn
+		if kind == "" {
+			kind = "blocked"
+		}
+		return nil, exitcode.New(exitcode.Usage, "%s is blocked (%s) — answer with `mosh herd send-keys %s 1` or pass --answer", m.name, kind, m.name)
+	}
+	if p.Wait {
+		sub = d.bus.subscribeLocked([]string{m.name}, false)
+	}
+	d.bus.mu.Unlock()
+	if sub != nil {
+		defer d.bus.unsubscribe(sub)
+	}
+
+	res := PromptResult{Name: m.name}
+	if d.tasks != nil {
+		var t ledger.Task
+		var terr error
+		base := m.scr.HistoryLen()
+		d.ledgerDo(func() { t, terr = d.tasks.MintTask(m.name, p.Text, cur.State, time.Now()) })
+		if terr != nil {
+			return nil, exitcode.New(exitcode.Infra, "cannot record the prompt in the ledger: %v (nothing was typed; see `mosh herd doctor`)", terr)
+		}
+		res.Task = t.ID
+		d.bus.mu.Lock()
+		m.task = &openTask{id: t.ID, baseHist: base}
+		d.bus.mu.Unlock()
+	}
+	if err := m.typePrompt(p.Text); err != nil {
+		return nil, err
+	}
+	res.Sent = true
+	if !p.Wait {
+		return res, nil
+	}
+	out := d.awaitAfterPrompt(ctx, m, sub, states, time.Duration(p.TimeoutMs)*time.Millisecond)
+	res.Outcome, res.State = out.Outcome, out.State
+	return res, nil
+}
+
+func hSendKeys(ctx context.Context, sc *serverConn, params json.RawMessage) (any, error) {
+	var p SendKeysParams
+	if err := decode(MethodSendKeys, params, &p); err != nil {
+		return nil, err
+	}
+	b, err := encodeKeys(p.Keys)
+	if err != nil {
+		return nil, err
+	}
+	m, err := sc.d.liveMember(p.Name)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.write(b); err != nil {
+		return nil, err
+	}
+	return SendKeysResult{Name: m.name, Bytes: len(b)}, nil
+}
+
+func hRead(ctx context.Context, sc *serverConn, params json.RawMessage) (any, error) {
+	var p ReadParams
+	if err := decode(MethodRead, params, &p); err != nil {
+		return nil, err
+	}
+	m, err := sc.d.lookup(p.Name)
+	if err != nil {
+		return nil, err
+	}
+	n := p.Lines
+	if n <= 0 {
+		n = DefaultReadLines
+	}
+	snap := m.scr.Snapshot()
+	r := ReadResult{Name: m.name, Screen: m.scr.Text(n), AltScreen: snap.AltScreen, Title: snap.Title}
+	sc.d.bus.mu.Lock()
+	r.State, r.BlockedOn, r.Authority = m.reading.State, m.reading.BlockedOn, m.reading.Authority
+	sc.d.bus.mu.Unlock()
+	return r, nil
+}
+
+func hResize(ctx context.Context, sc *serverConn, params json.RawMessage) (any, error) {
+	var p AttachParams
+	if err := decode(MethodResize, params, &p); err != nil {
+		return nil, err
+	}
+	m, err := sc.d.liveMember(p.Name)
+	if err != nil {
+		return nil, err
+	}
+	if p.Cols <= 0 || p.Rows <= 0 {
+		return nil, exitcode.New(exitcode.Usage, "resize needs cols and rows above 0")
+	}
+	m.resize(p.Cols, p.Rows)
+	cols, rows := m.size()
+	return AttachResult{Name: m.name, Cols: cols, Rows: rows}, nil
+}
+
+// ---- lifecycle ----
+
+// forget removes a member from the daemon and the manifest and publishes its removal.
+func (d *daemon) forget(name string) {
+	d.mu.Lock()
+	m := d.members[name]
+	delete(d.members, name)
+	delete(d.remembered, name)
+	d.mu.Unlock()
+	d.ledgerDo(func() {
+		if err := d.manifest.Delete(name); err != nil {
+			d.logger.Printf("manifest: delete %s: %v", name, err)
+		}
+		if d.tasks != nil {
+			if _, err := d.tasks.Reconcile(name, time.Now(), "the member was removed"); err != nil {
+				d.logger.Printf("ledger: reconcile %s: %v", name, err)
+			}
+		}
+	})
+	d.bus.mu.Lock()
+	if m != nil {
+		m.removed = true
+	}
+	d.bus.emitLocked(Event{Type: EventRemoved, Name: name, State: StateGone, Authority: AuthorityRuntime, AtMs: time.Now().UnixMilli()})
+	d.bus.mu.Unlock()
+}
+
+func hKill(ctx context.Context, sc *serverConn, params json.RawMessage) (any, error) {
+	var p KillParams
+	if err := decode(MethodKill, params, &p); err != nil {
+		return nil, err
+	}
+	d := sc.d
+	names := p.Names
+	if p.All {
+		names = d.allNames()
+	} else if len(names) == 0 {
+		return nil, exitcode.New(exitcode.Usage, "kill needs member names or --all: mosh herd kill NAME…")
+	}
+	res := KillResult{Killed: []string{}}
+	for _, n := range names {
+		if err := CheckName(n); err != nil {
+			return nil, err
+		}
+	}
+	for _, n := range names {
+		d.mu.Lock()
+		m, live := d.members[n]
+		row, old := d.remembered[n]
+		d.mu.Unlock()
+		switch {
+		case live:
+			m.terminate()
+			d.forget(n)
+			res.Killed = append(res.Killed, n)
+		case old:
+			if pid := orphanPid(row, d.dir); pid > 0 {
+				endOrphan(pid)
+			}
+			d.forget(n)
+			res.Killed = append(res.Killed, n)
+		default:
+			res.Missing = append(res.Missing, n)
+		}
+	}
+	if len(res.Killed) == 0 && len(res.Missing) > 0 {
+		return nil, exitcode.New(exitcode.Gone, "no member named %s: see `mosh ps`", strings.Join(res.Missing, ", "))
+	}
+	return res, nil
+}
+
+func hPrune(ctx context.Context, sc *serverConn, _ json.RawMessage) (any, error) {
+	d := sc.d
+	var names []string
+	d.mu.Lock()
+	for n := range d.remembered {
+		names = append(names, n)
+	}
+	live := make([]*member, 0, len(d.members))
+	for _, m := range d.members {
+		live = append(live, m)
+	}
+	d.mu.Unlock()
+	d.bus.mu.Lock()
+	for _, m := range live {
+		if m.exited {
+			names = append(names, m.name)
+		}
+	}
+	d.bus.mu.Unlock()
+	sort.Strings(names)
+	for _, n := range names {
+		d.forget(n)
+	}
+	return PruneResult{Pruned: append([]string{}, names...)}, nil
+}
+
+func hRestore(ctx context.Context, sc *serverConn, params json.RawMessage) (any, error) {
+	var p RestoreParams
+	if err := decode(MethodRestore, params, &p); err != nil {
+		return nil, err
+	}
+	d := sc.d
+	// Candidates: remembered rows, and members of this daemon whose process exited.
+	var rows []manifestRow
+	d.mu.Lock()
+	for _, r := range d.remembered {
+		rows = append(rows, r)
+	}
+	live := make([]*member, 0, len(d.members))
+	for _, m := range d.members {
+		live = append(live, m)
+	}
+	d.mu.Unlock()
+	d.bus.mu.Lock()
+	for _, m := range live {
+		if m.exited {
+			rows = append(rows, manifestRow{Name: m.name, Kind: KindLocal, Engine: m.engine, Bin: m.bin, Args: m.args, Cwd: m.cwd,
+				Substrate: SubstratePty, Autonomous: m.autonomous, Created: m.created})
+		}
+	}
+	d.bus.mu.Unlock()
+	sort.Slice(rows, func(i, j int) bool { return rows[i].Created.Before(rows[j].Created) })
+
+	res := RestoreResult{DryRun: p.DryRun, Actions: []RestoreAction{}}
+	for _, r := range rows {
+		act := RestoreAction{Name: r.Name, Action: "restart", Bin: r.Bin, Args: r.Args, Cwd: r.Cwd}
+		spec, known := d.engines.Lookup(r.Engine)
+		if p.Resume && known && len(spec.ResumeArgs) > 0 {
+			act.Args = append(append([]string(nil), spec.ResumeArgs...), r.Args...)
+		}
+		if r.Kind == KindRemote {
+			act.Action, act.Reason = "skip", "remote members are not restarted by the local daemon"
+		} else if _, err := checkCwd(r.Cwd); err != nil {
+			act.Action, act.Reason = "skip", err.Error()
+		} else if err := isExecutable(r.Bin); err != nil {
+			act.Action, act.Reason = "skip", fmt.Sprintf("%v: reinstall it, or `mosh herd prune` to forget %s", err, r.Name)
+		}
+		orphan := orphanPid(r, d.dir)
+		if orphan > 0 {
+			act.Reason = "its old process (pid " + strconv.Itoa(orphan) + ") outlived the daemon and is stopped first"
+		}
+		if act.Action == "restart" && !p.DryRun {
+			if orphan > 0 {
+				endOrphan(orphan)
+			}
+			if err := d.relaunch(r, act.Args, p.Env, spec, known); err != nil {
+				act.Action, act.Reason = "skip", err.Error()
+			} else if m, ok := d.memberByName(r.Name); ok {
+				act.Pid = m.pid
+			}
+		}
+		res.Actions = append(res.Actions, act)
+	}
+	return res, nil
+}
+
+// relaunch restarts a remembered or exited member under the same name.
+func (d *daemon) relaunch(r manifestRow, args, env []string, spec engineSpec, known bool) error {
+	d.mu.Lock()
+	if d.reserved[r.Name] {
+		d.mu.Unlock()
+		return exitcode.New(exitcode.Usage, "%s is being started by another request", r.Name)
+	}
+	if m, ok := d.members[r.Name]; ok {
+		d.bus.mu.Lock()
+		exited := m.exited
+		d.bus.mu.Unlock()
+		if !exited {
+			d.mu.Unlock()
+			return exitcode.New(exitcode.Usage, "%s is already running", r.Name)
+		}
+	}
+	d.reserved[r.Name] = true
+	d.mu.Unlock()
+	engine := r.Engine
+	if engine == "" {
+		engine = engineLabel(d.engines, r.Bin)
+	}
+	_, err := d.launch(launchSpec{name: r.Name, engine: engine, spec: spec, known: known, bin: r.Bin, args: args, cwd: r.Cwd, env: env, autonomous: r.Autonomous})
+	return err
+}
+
+// ---- reports ----
+
+func hReport(ctx context.Context, sc *serverConn, params json.RawMessage) (any, error) {
+	var p ReportParams
+	if err := decode(MethodReport, params, &p); err != nil {
+		return nil, err
+	}
+	if p.Name == "" {
+		return ReportResult{}, nil // hooks fire outside the herd too: silently nothing
+	}
+	var state, kind string
+	if p.State == "" && len(p.Payload) > 0 {
+		// No state: the engine's hook spec maps the payload's hook_event_name.
+	} else {
+		arg := p.State
+		if p.Kind != "" {
+			arg += ":" + p.Kind
+		}
+		var err error
+		if state, kind, err = ParseStateArg(arg); err != nil {
+			return nil, err
+		}
+	}
+	if p.TTLMs < 0 {
+		return nil, exitcode.New(exitcode.Usage, "ttl must not be negative (it is capped at %s)", MaxReportTTL)
+	}
+	ttl := time.Duration(p.TTLMs) * time.Millisecond
+	if ttl == 0 || ttl > MaxReportTTL {
+		ttl = MaxReportTTL
+	}
+	m, err := sc.d.lookup(p.Name)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	if len(p.Payload) > 0 {
+		// Kept before the tracker sees the report: its change callback may close the task, and a
+		// Stop payload's last_assistant_message is that task's artifact.
+		sc.d.bus.mu.Lock()
+		m.payload = append([]byte(nil), p.Payload...)
+		sc.d.bus.mu.Unlock()
+	}
+	if err := m.trk.Report(state, kind, ttl, p.Payload, now); err != nil {
+		if errors.Is(err, errReportIgnored) {
+			sc.d.bus.mu.Lock()
+			cur := m.reading.State
+			sc.d.bus.mu.Unlock()
+			return ReportResult{Name: m.name, Accepted: false, State: cur}, nil
+		}
+		return nil, exitcode.Wrap(err, exitcode.Usage)
+	}
+	sc.d.refresh(m, false)
+	sc.d.bus.mu.Lock()
+	fused := m.reading.State
+	sc.d.bus.mu.Unlock()
+	return ReportResult{Name: m.name, Accepted: true, State: fused, ExpiresMs: now.Add(ttl).UnixMilli()}, nil
+}
+
+// ---- status ----
+
+func (d *daemon) counts() (members, live, blocked int) {
+	for _, r := range d.list() {
+		members++
+		if r.Alive {
+			live++
+			if r.State == StateBlocked {
+				blocked++
+			}
+		}
+	}
+	return
+}
+
+func hStatus(ctx context.Context, sc *serverConn, _ json.RawMessage) (any, error) {
+	d := sc.d
+	n, live, blocked := d.counts()
+	return StatusResult{Substrate: SubstratePty, Socket: d.sock, Dir: d.dir, Members: n, Live: live, Blocked: blocked,
+		DaemonPid: os.Getpid(), UptimeMs: time.Since(d.started).Milliseconds()}, nil
+}
+
+func hDaemonStatus(ctx context.Context, sc *serverConn, _ json.RawMessage) (any, error) {
+	d := sc.d
+	n, live, _ := d.counts()
+	return DaemonStatusResult{Running: true, Pid: os.Getpid(), Socket: d.sock, Dir: d.dir, UptimeMs: time.Since(d.started).Milliseconds(),
+		Members: n, Live: live, Clients: int(d.clients.Load()), Version: Version, Seq: d.bus.lastSeq()}, nil
+}
+
+func hDaemonStop(ctx context.Context, sc *serverConn, params json.RawMessage) (any, error) {
+	var p DaemonStopParams
+	if err := decode(MethodDaemonStop, params, &p); err != nil {
+		return nil, err
+	}
+	var running []string
+	for _, r := range sc.d.list() {
+		if r.Alive {
+			running = append(running, r.Name)
+		}
+	}
+	if len(running) > 0 && !p.Yes {
+		return nil, exitcode.New(exitcode.Usage, "%d member(s) still running (%s): pass --yes to stop them with the daemon", len(running), strings.Join(running, ", "))
+	}
+	return DaemonStopResult{Stopped: true, Killed: running}, nil
+}
+
+func hExplain(ctx context.Context, sc *serverConn, params json.RawMessage) (any, error) {
+	var p NameParams
+	if err := decode(MethodExplain, params, &p); err != nil {
+		return nil, err
+	}
+	m, err := sc.d.lookup(p.Name)
+	if err != nil {
+		return nil, err
+	}
+	r := ExplainResult{Name: m.name, Engine: m.engine}
+	m.trk.Explain(time.Now(), &r)
+	sc.d.bus.mu.Lock()
+	r.State, r.BlockedOn, r.Authority = m.reading.State, m.reading.BlockedOn, m.reading.Authority
+	if m.exited {
+		rt := m.reading
+		r.Runtime = &rt
+		r.Decided = fmt.Sprintf("the process exited with code %d", m.exitCode)
+	}
+	sc.d.bus.mu.Unlock()
+	snap := m.scr.Snapshot()
+	r.Title = snap.Title
+	for _, l := range snap.Lines {
+		if strings.TrimSpace(l) != "" {
+			r.Bottom = append(r.Bottom, l)
+		}
+	}
+	if len(r.Bottom) > 12 {
+		r.Bottom = r.Bottom[len(r.Bottom)-12:]
+	}
+	return r, nil
+}
+
+func hDoctor(ctx context.Context, sc *serverConn, _ json.RawMessage) (any, error) {
+	return sc.d.doctor(), nil
+}
+
+// ---- subscriptions ----
+
+func hSubscribe(ctx context.Context, sc *serverConn, params json.RawMessage) (any, error) {
+	var p SubscribeParams
+	if err := decode(MethodSubscribe, params, &p); err != nil {
+		return nil, err
+	}
+	if p.ID == "" {
+		return nil, exitcode.New(exitcode.Usage, "subscribe needs an id chosen by the client (it is echoed in every notification)")
+	}
+	for _, n := range p.Names {
+		if err := CheckName(n); err != nil {
+			return nil, err
+		}
+	}
+	sc.mu.Lock()
+	if sc.subs == nil {
+		sc.mu.Unlock()
+		return nil, exitcode.New(exitcode.Infra, "connection closing")
+	}
+	if _, dup := sc.subs[p.ID]; dup {
+		sc.mu.Unlock()
+		return nil, exitcode.New(exitcode.Usage, "subscription id %q is already in use on this connection", p.ID)
+	}
+	sub, seq := sc.d.bus.subscribe(p.Names, false)
+	sc.subs[p.ID] = sub
+	sc.mu.Unlock()
+	sc.wg.Add(1)
+	go func() {
+		defer sc.wg.Done()
+		sc.pumpEvents(p.ID, sub)
+	}()
+	return SubscribeResult{Subscription: p.ID, Seq: seq}, nil
+}
+
+// pumpEvents forwards a subscription's events as notifications until it ends.
+func (sc *serverConn) pumpEvents(id string, sub *busSub) {
+	for {
+		evs, ended := sub.take()
+		for _, e := range evs {
+			if sc.notify(NotifyEvent, EventNotification{Subscription: id, Event: e}) != nil {
+				sc.d.bus.unsubscribe(sub)
+				return
+			}
+		}
+		if ended {
+			sub.mu.Lock()
+			over := sub.overflow
+			sub.mu.Unlock()
+			if over {
+				_ = sc.notify(NotifySubscriptionEnded, map[string]string{"subscription": id, "reason": "the client read too slowly and more than 65536 events queued: resubscribe"})
+			}
+			return
+		}
+		if len(evs) > 0 {
+			continue
+		}
+		select {
+		case <-sub.wake:
+		case <-sc.ctx.Done():
+			return
+		}
+	}
+}
+
+func hUnsubscribe(ctx context.Context, sc *serverConn, params json.RawMessage) (any, error) {
+	var p SubscribeParams
+	if err := decode(MethodUnsubscribe, params, &p); err != nil {
+		return nil, err
+	}
+	sc.mu.Lock()
+	sub := sc.subs[p.ID]
+	delete(sc.subs, p.ID)
+	sc.mu.Unlock()
+	if sub != nil {
+		sc.d.bus.unsubscribe(sub)
+	}
+	return map[string]bool{"ok": sub != nil}, nil
+}
+
+func ledgerTransition(e Event) ledger.Transition {
+	return ledger.Transition{At: time.UnixMilli(e.AtMs), State: e.State, Kind: e.BlockedOn, Authority: e.Authority}
+}
+
+func ledgerArtifact(text, source string) ledger.Artifact {
+	return ledger.Artifact{Text: text, Source: source}
+}

@@ -1,0 +1,64 @@
+package herd
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/mosh-dev/mosh/runtime/exitcode"
+)
+
+// maxSocketPath keeps the socket path under the 108-byte sun_path limit with room to spare.
+const maxSocketPath = 100
+
+// Home returns $MOSH_HOME, or ~/.mosh when it is unset.
+func Home() (string, error) {
+	if h := os.Getenv("MOSH_HOME"); h != "" {
+		return filepath.Abs(h)
+	}
+	u, err := os.UserHomeDir()
+	if err != nil {
+		return "", exitcode.New(exitcode.Infra, "cannot find the home directory (%v): set MOSH_HOME", err)
+	}
+	return filepath.Join(u, ".mosh"), nil
+}
+
+// HerdDir is $MOSH_HOME/herd (MOSH_HERD_DIR of members).
+func HerdDir(home string) string { return filepath.Join(home, "herd") }
+
+// SocketPath is where the daemon of home listens: $MOSH_HOME/herd/mosh.sock, or, when that path is
+// too long for a unix socket, /tmp/mosh-<uid>/<hash of MOSH_HOME>.sock.
+func SocketPath(home string) string {
+	p := filepath.Join(HerdDir(home), "mosh.sock")
+	if len(p) <= maxSocketPath {
+		return p
+	}
+	sum := sha256.Sum256([]byte(home))
+	return filepath.Join(os.TempDir(), fmt.Sprintf("mosh-%d", os.Getuid()), hex.EncodeToString(sum[:8])+".sock")
+}
+
+// ensurePrivateDir creates dir (and parents) and makes sure dir itself is 0700 and ours: a
+// directory that another user controls could hold a socket or database we must not trust.
+func ensurePrivateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return exitcode.New(exitcode.Infra, "cannot create %s: %v (check permissions of its parent)", dir, err)
+	}
+	st, err := os.Lstat(dir)
+	if err != nil {
+		return exitcode.Wrap(err, exitcode.Infra)
+	}
+	if !st.IsDir() {
+		return exitcode.New(exitcode.Infra, "%s is not a directory: move it away", dir)
+	}
+	if owner, ok := fileOwner(st); ok && owner != os.Getuid() {
+		return exitcode.New(exitcode.Infra, "%s belongs to uid %d, not to you (uid %d): remove it or set MOSH_HOME", dir, owner, os.Getuid())
+	}
+	if st.Mode().Perm() != 0o700 {
+		if err := os.Chmod(dir, 0o700); err != nil {
+			return exitcode.New(exitcode.Infra, "cannot make %s private (0700): %v", dir, err)
+		}
+	}
+	return nil
+}

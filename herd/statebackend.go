@@ -1,0 +1,126 @@
+package herd
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mosh-dev/mosh/herd/screen"
+	"github.com/mosh-dev/mosh/herd/state"
+	"github.com/mosh-dev/mosh/runtime/exitcode"
+)
+
+// errReportIgnored: a well-formed report the tracker chose not to use (e.g. Claude's idle_prompt
+// Notification claiming blocked). The reporter still succeeds.
+var errReportIgnored = errors.New("report ignored")
+
+// stateEngines adapts herd/state's engines table (embedded + engines.json + rules.json).
+type stateEngines struct{ t *state.Table }
+
+func defaultEngineTable(herdDir string) engineTable {
+	t := state.Load(herdDir)
+	state.SetDefault(t)
+	return stateEngines{t}
+}
+
+func (s stateEngines) Lookup(name string) (engineSpec, bool) {
+	e, ok := s.t.Lookup(name)
+	if !ok || e == nil {
+		return engineSpec{}, false
+	}
+	bin := e.Name
+	if len(e.Binaries) > 0 {
+		bin = e.Binaries[0]
+	}
+	return engineSpec{Key: e.Name, Bin: bin, AgentArgs: e.AgentArgs, ResumeArgs: e.ResumeArgs, LaunchArgs: e.LaunchArgs,
+		BracketedPaste: e.BracketedPaste, StripEnv: e.StripEnv}, true
+}
+
+func (s stateEngines) Keys() []string { return s.t.Names() }
+
+func (s stateEngines) NewTracker(engine string, changed func()) tracker {
+	st := &stateTracker{}
+	st.tr = s.t.NewTracker(engine, func(state.Fused) {
+		if changed != nil {
+			changed()
+		}
+	})
+	return st
+}
+
+func (s stateEngines) Doctor() []DoctorCheck {
+	probs := s.t.Problems()
+	if len(probs) == 0 {
+		return []DoctorCheck{{Name: "rules", Level: "ok", Detail: "engines.json and rules.json overrides load cleanly (or are absent)"}}
+	}
+	out := make([]DoctorCheck, 0, len(probs))
+	for _, p := range probs {
+		out = append(out, DoctorCheck{Name: "rules: " + p.File, Level: "fail", Detail: fmt.Sprintf("%s: %s", p.Where, p.Error), Fix: p.Fix})
+		if p.Pattern != "" {
+			out[len(out)-1].Detail = fmt.Sprintf("%s %q: %s", p.Where, p.Pattern, p.Error)
+		}
+	}
+	return out
+}
+
+// stateTracker adapts state.Tracker. The tracker runs its own timers (report grace and expiry)
+// and calls back on every change, so it reports no expiry of its own.
+type stateTracker struct{ tr *state.Tracker }
+
+func (s *stateTracker) Screen(snap screen.Snapshot, _ time.Time) { s.tr.Observe(snap) }
+
+func (s *stateTracker) Report(st, kind string, ttl time.Duration, payload json.RawMessage, now time.Time) error {
+	_, err := s.tr.Report(state.HookReport{State: state.State(st), Kind: state.Kind(kind), TTL: ttl, At: now, Payload: payload})
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, state.ErrIgnored):
+		return errReportIgnored
+	default:
+		return exitcode.Wrap(err, exitcode.Usage)
+	}
+}
+
+func (s *stateTracker) Exit(code int, _ time.Time) { s.tr.Exited(code) }
+
+func (s *stateTracker) Close() { s.tr.Close() }
+
+func (s *stateTracker) Readings(time.Time) (Reading, *Reading, *Reading) {
+	f := s.tr.Current()
+	fused := Reading{State: string(f.State), BlockedOn: string(f.Kind), Authority: string(f.Authority), AtMs: f.Since.UnixMilli()}
+	scr := screenReading(f.Screen)
+	if scr != nil && f.Authority == state.ScreenAuth {
+		fused.Rule = scr.Rule
+	}
+	var hook *Reading
+	if h := f.Hook; h != nil && h.Live {
+		hook = &Reading{State: string(h.State), BlockedOn: string(h.Kind), Authority: AuthorityHook, Rule: h.Event, AtMs: h.At.UnixMilli(), ExpiresMs: h.Expires.UnixMilli()}
+		if f.Authority == state.Hook {
+			fused.ExpiresMs = hook.ExpiresMs
+		}
+	}
+	return fused, scr, hook
+}
+
+func screenReading(r *state.Reading) *Reading {
+	if r == nil {
+		return nil
+	}
+	return &Reading{State: string(r.State), BlockedOn: string(r.Kind), Authority: AuthorityScreen, Rule: r.Rule, AtMs: r.At.UnixMilli()}
+}
+
+func (s *stateTracker) Explain(_ time.Time, into *ExplainResult) {
+	f := s.tr.Current()
+	into.Decided = f.Reason
+	into.Screen = screenReading(f.Screen)
+	if f.Screen != nil && f.Screen.Evidence != "" {
+		into.Evidence = []string{f.Screen.Evidence}
+	}
+	if h := f.Hook; h != nil {
+		into.Hook = &Reading{State: string(h.State), BlockedOn: string(h.Kind), Authority: AuthorityHook, Rule: h.Event, AtMs: h.At.UnixMilli(), ExpiresMs: h.Expires.UnixMilli()}
+	}
+	if b, err := json.Marshal(f); err == nil {
+		into.Detail = b
+	}
+}

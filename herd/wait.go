@@ -1,0 +1,288 @@
+package herd
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/mosh-dev/mosh/runtime/exitcode"
+)
+
+// want is one wanted state; an empty kind matches any blocked sub-kind.
+type want struct{ state, kind string }
+
+func parseWaitStates(in []string, def []string) ([]want, error) {
+	var parts []string
+	for _, s := range in {
+		for _, p := range strings.Split(s, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				parts = append(parts, p)
+			}
+		}
+	}
+	if len(parts) == 0 {
+		parts = def
+	}
+	out := make([]want, 0, len(parts))
+	for _, p := range parts {
+		if p == StateGone {
+			out = append(out, want{state: StateGone})
+			continue
+		}
+		st, kind, err := ParseStateArg(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, want{st, kind})
+	}
+	return out, nil
+}
+
+func wanted(ws []want, state, kind string) bool {
+	for _, w := range ws {
+		if w.state == state && (w.kind == "" || w.kind == kind) {
+			return true
+		}
+	}
+	return false
+}
+
+// waitee is what a wait knows about one name.
+type waitee struct {
+	WaitOutcome
+	exited bool
+}
+
+// decide sets the outcome from the current knowledge: matched, ended (the process exited
+// without reaching a wanted state), gone, or "" (keep waiting).
+func (w *waitee) decide(ws []want) {
+	switch {
+	case w.State == StateGone:
+		if wanted(ws, StateGone, "") {
+			w.Outcome = OutcomeMatched
+		} else {
+			w.Outcome = OutcomeGone
+		}
+	case wanted(ws, w.State, w.BlockedOn):
+		w.Outcome = OutcomeMatched
+	case w.exited:
+		w.Outcome = OutcomeEnded
+	}
+}
+
+func hWait(ctx context.Context, sc *serverConn, params json.RawMessage) (any, error) {
+	var p WaitParams
+	if err := decode(MethodWait, params, &p); err != nil {
+		return nil, err
+	}
+	d := sc.d
+	if len(p.Names) == 0 {
+		return nil, exitcode.New(exitcode.Usage, "wait needs at least one member name: mosh wait NAME… [--any|--all] [--state S,…] [--timeout D]")
+	}
+	if p.Any && p.All {
+		return nil, exitcode.New(exitcode.Usage, "pass --any or --all, not both")
+	}
+	ws, err := parseWaitStates(p.States, DefaultWaitStates)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	seen := map[string]bool{}
+	for _, n := range p.Names {
+		if err := CheckName(n); err != nil {
+			return nil, err
+		}
+		if !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
+	mode := "all"
+	switch {
+	case p.Any:
+		mode = "any"
+	case len(names) == 1 && !p.All:
+		mode = "one"
+	}
+
+	// Find the members (d.mu), then subscribe and read their states under the state lock, so
+	// every change after this point arrives as an event and none before it is missed.
+	d.mu.Lock()
+	ms := make([]*member, len(names))
+	for i, n := range names {
+		ms[i] = d.members[n]
+	}
+	d.mu.Unlock()
+	d.bus.mu.Lock()
+	sub := d.bus.subscribeLocked(names, false)
+	ws2 := make([]*waitee, len(names))
+	byName := map[string]*waitee{}
+	for i, n := range names {
+		w := &waitee{WaitOutcome: WaitOutcome{Name: n, State: StateGone, Authority: AuthorityRuntime}}
+		if m := ms[i]; m != nil && !m.removed {
+			w.State, w.BlockedOn, w.Authority, w.exited = m.reading.State, m.reading.BlockedOn, m.reading.Authority, m.exited
+		}
+		w.decide(ws)
+		ws2[i], byName[n] = w, w
+	}
+	d.bus.mu.Unlock()
+	defer d.bus.unsubscribe(sub)
+
+	var deadline <-chan time.Time
+	if p.TimeoutMs > 0 {
+		t := time.NewTimer(time.Duration(p.TimeoutMs) * time.Millisecond)
+		defer t.Stop()
+		deadline = t.C
+	}
+	for {
+		if res, done := verdict(mode, ws2); done {
+			return res, nil
+		}
+		select {
+		case <-sub.wake:
+			evs, ended := sub.take()
+			for _, e := range evs {
+				w := byName[e.Name]
+				if w == nil || w.Outcome != "" {
+					continue
+				}
+				switch e.Type {
+				case EventRemoved:
+					w.State, w.BlockedOn, w.Authority = StateGone, "", AuthorityRuntime
+				case EventState:
+					w.State, w.BlockedOn, w.Authority = e.State, e.BlockedOn, e.Authority
+					w.exited = w.exited || e.ExitCode != nil
+				default:
+					continue
+				}
+				w.Seq = e.Seq
+				w.decide(ws)
+			}
+			if ended && len(evs) == 0 {
+				return nil, exitcode.New(exitcode.Infra, "wait: the daemon dropped the event stream")
+			}
+		case <-deadline:
+			for _, w := range ws2 {
+				if w.Outcome == "" {
+					w.Outcome = OutcomeTimeout
+				}
+			}
+			return result(mode, OutcomeTimeout, "", ws2), nil
+		case <-ctx.Done():
+			return nil, exitcode.New(exitcode.Interrupted, "wait cancelled: the client cancelled it or went away")
+		case <-sc.d.stopCh:
+			return nil, exitcode.New(exitcode.Infra, "wait ended: the herd daemon is stopping")
+		}
+	}
+}
+
+// verdict says whether the wait is over and with what result.
+func verdict(mode string, ws []*waitee) (WaitResult, bool) {
+	switch mode {
+	case "one":
+		if ws[0].Outcome != "" {
+			return result(mode, ws[0].Outcome, "", ws), true
+		}
+	case "any":
+		undecided, failed := 0, ""
+		for _, w := range ws {
+			switch w.Outcome {
+			case OutcomeMatched:
+				for _, o := range ws {
+					if o.Outcome == "" {
+						o.Outcome = OutcomePending
+					}
+				}
+				return result(mode, OutcomeMatched, w.Name, ws), true
+			case "":
+				undecided++
+			case OutcomeEnded:
+				failed = OutcomeEnded
+			default:
+				if failed == "" {
+					failed = w.Outcome
+				}
+			}
+		}
+		if undecided == 0 {
+			return result(mode, failed, "", ws), true
+		}
+	default: // all
+		all := true
+		for _, w := range ws {
+			switch w.Outcome {
+			case OutcomeMatched:
+			case "":
+				all = false
+			default:
+				for _, o := range ws {
+					if o.Outcome == "" {
+						o.Outcome = OutcomePending
+					}
+				}
+				return result(mode, w.Outcome, "", ws), true
+			}
+		}
+		if all {
+			return result(mode, OutcomeMatched, "", ws), true
+		}
+	}
+	return WaitResult{}, false
+}
+
+func result(mode, outcome, winner string, ws []*waitee) WaitResult {
+	r := WaitResult{Mode: mode, Outcome: outcome, Winner: winner, Results: make([]WaitOutcome, len(ws))}
+	for i, w := range ws {
+		r.Results[i] = w.WaitOutcome
+	}
+	return r
+}
+
+// awaitAfterPrompt waits for the member's reaction to a prompt: the first state change into a
+// wanted state after the prompt was typed (a state that was already showing does not count).
+func (d *daemon) awaitAfterPrompt(ctx context.Context, m *member, sub *busSub, ws []want, timeout time.Duration) WaitOutcome {
+	var deadline <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		deadline = t.C
+	}
+	for {
+		select {
+		case <-sub.wake:
+			evs, ended := sub.take()
+			for _, e := range evs {
+				if e.Name != m.name {
+					continue
+				}
+				switch e.Type {
+				case EventRemoved:
+					return WaitOutcome{Name: m.name, Outcome: OutcomeGone, State: StateGone}
+				case EventState:
+					o := WaitOutcome{Name: m.name, State: e.State, BlockedOn: e.BlockedOn, Authority: e.Authority, Seq: e.Seq}
+					if wanted(ws, e.State, e.BlockedOn) {
+						o.Outcome = OutcomeMatched
+						return o
+					}
+					if e.ExitCode != nil {
+						o.Outcome = OutcomeEnded
+						return o
+					}
+				}
+			}
+			if ended && len(evs) == 0 {
+				return WaitOutcome{Name: m.name, Outcome: OutcomeGone, State: StateGone}
+			}
+		case <-deadline:
+			d.bus.mu.Lock()
+			st := m.reading.State
+			d.bus.mu.Unlock()
+			return WaitOutcome{Name: m.name, Outcome: OutcomeTimeout, State: st}
+		case <-ctx.Done():
+			return WaitOutcome{Name: m.name, Outcome: OutcomeGone, State: StateGone}
+		case <-d.stopCh:
+			return WaitOutcome{Name: m.name, Outcome: OutcomeGone, State: StateGone}
+		}
+	}
+}
