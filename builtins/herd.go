@@ -1,0 +1,1012 @@
+package builtins
+
+// The herd vocabulary: herdStart, herdRun, herdPrompt, herdWait, herdRead, herdList, herdKill,
+// herdSendKeys. Same names and shapes as moshcode's (facts/moshcode.md §1.3); each is a thin call
+// into herd.Client, the one implementation behind the CLI too.
+//
+// One client per script run, connected on first use (starting the daemon on demand, except under
+// --dry-run, where reads use a daemon only if one already runs) and closed when the run ends.
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dop251/goja"
+
+	"github.com/mosh-dev/mosh/herd"
+	"github.com/mosh-dev/mosh/runtime"
+	"github.com/mosh-dev/mosh/runtime/exitcode"
+)
+
+// herdWaitDefaultStates is moshcode's herdWait default: engines drawn only by the screen return
+// to idle after a turn, so idle ends a wait too (the CLI's default is blocked,done).
+var herdWaitDefaultStates = []string{herd.StateBlocked, herd.StateDone, herd.StateIdle}
+
+// herdWaitDefaultTimeout is moshcode's: 30 minutes unless {timeout} says otherwise (0 = never).
+const herdWaitDefaultTimeout = 30 * time.Minute
+
+// promptHold bounds how long a wait holds back a prompted member that shows no state change: a
+// member whose screen reads the same before and after a prompt (a shell running a quick command)
+// never sends an event, and moshcode's prompt --wait gave the same 8 seconds to start working.
+const promptHold = 8 * time.Second
+
+// promptMark is when this run prompted a member: the daemon's event number and the clock.
+type promptMark struct {
+	seq uint64
+	at  time.Time
+}
+
+// herdRuns holds each run's herd session, keyed by its VU.
+var herdRuns sync.Map // runtime.VU → *herdSession
+
+// herdSession is one script run's connection to the herd.
+type herdSession struct {
+	home    string
+	env     []string
+	dryRun  bool
+	runCtx  context.Context
+	connect sync.Mutex // serialises the first connect (a daemon start may take a moment)
+
+	mu     sync.Mutex
+	client *herd.Client
+	closed bool
+	// prompted: member → the daemon's event number when this run prompted it. A wait must not
+	// take the state the member was in before it saw the prompt (it is still idle for a moment
+	// after the Enter), so herdWait holds a prompted member back until it has changed since.
+	prompted map[string]promptMark
+	lastSeq  map[string]uint64 // member → number of the last event seen for it
+	watching bool              // the event subscription that feeds lastSeq is running
+	watchErr bool              // it ended: no more gating (a wait falls back to the daemon's view)
+	changed  chan struct{}     // closed and replaced whenever lastSeq moves
+}
+
+func herdSessionFor(c *Call) *herdSession {
+	vu := c.VU()
+	if s, ok := herdRuns.Load(vu); ok {
+		return s.(*herdSession)
+	}
+	cfg := c.Config()
+	s := &herdSession{
+		dryRun:   cfg.DryRun,
+		runCtx:   vu.Context(),
+		prompted: map[string]promptMark{},
+		lastSeq:  map[string]uint64{},
+		changed:  make(chan struct{}),
+	}
+	for k, v := range cfg.Env {
+		s.env = append(s.env, k+"="+v)
+	}
+	if h := cfg.Env["MOSH_HOME"]; h != "" {
+		s.home, _ = filepath.Abs(h)
+	} else if h := cfg.Env["HOME"]; h != "" {
+		s.home = filepath.Join(h, ".mosh")
+	}
+	actual, loaded := herdRuns.LoadOrStore(vu, s)
+	if !loaded {
+		context.AfterFunc(vu.Context(), func() {
+			herdRuns.Delete(vu)
+			s.close()
+		})
+	}
+	return actual.(*herdSession)
+}
+
+func (s *herdSession) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	if s.client != nil {
+		s.client.Close()
+		s.client = nil
+	}
+}
+
+// get returns the run's client. start=false never starts a daemon: (nil, error) when none runs.
+func (s *herdSession) get(ctx context.Context, start bool) (*herd.Client, error) {
+	s.mu.Lock()
+	if s.client != nil {
+		c := s.client
+		s.mu.Unlock()
+		return c, nil
+	}
+	s.mu.Unlock()
+	s.connect.Lock()
+	defer s.connect.Unlock()
+	s.mu.Lock()
+	if s.client != nil {
+		c := s.client
+		s.mu.Unlock()
+		return c, nil
+	}
+	s.mu.Unlock()
+	c, err := herd.Connect(ctx, herd.ConnectOptions{Home: s.home, NoStart: !start || s.dryRun})
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		c.Close()
+		return nil, exitcode.New(exitcode.Interrupted, "the script ended")
+	}
+	s.client = c
+	return c, nil
+}
+
+// ---- prompt gating ------------------------------------------------------------------------------
+
+// watch starts (once) the subscription that records, per member, the last event this run saw.
+func (s *herdSession) watch(ctx context.Context, c *herd.Client) {
+	s.mu.Lock()
+	if s.watching {
+		s.mu.Unlock()
+		return
+	}
+	s.watching = true
+	s.mu.Unlock()
+	sub, err := c.Subscribe(ctx)
+	if err != nil {
+		s.endWatch()
+		return
+	}
+	go func() {
+		defer sub.Close()
+		for {
+			select {
+			case e, ok := <-sub.Events():
+				if !ok {
+					s.endWatch()
+					return
+				}
+				s.mu.Lock()
+				if e.Seq > s.lastSeq[e.Name] {
+					s.lastSeq[e.Name] = e.Seq
+				}
+				close(s.changed)
+				s.changed = make(chan struct{})
+				s.mu.Unlock()
+			case <-s.runCtx.Done():
+				return
+			}
+		}
+	}()
+}
+
+func (s *herdSession) endWatch() {
+	s.mu.Lock()
+	s.watchErr = true
+	close(s.changed)
+	s.changed = make(chan struct{})
+	s.mu.Unlock()
+}
+
+// markPrompted records that this run is about to prompt name, at the daemon's current event number.
+func (s *herdSession) markPrompted(ctx context.Context, c *herd.Client, name string) {
+	s.watch(ctx, c)
+	st, err := c.DaemonStatus(ctx)
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	s.prompted[name] = promptMark{seq: st.Seq, at: time.Now()}
+	s.mu.Unlock()
+}
+
+// armed splits names into those a wait may decide now and those prompted by this run that have
+// not changed since (for at most promptHold); changed is closed when the split may have moved,
+// and release is when the earliest hold ends.
+func (s *herdSession) armed(names []string) (ready, held []string, changed <-chan struct{}, release time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	for _, n := range names {
+		p, wasPrompted := s.prompted[n]
+		end := p.at.Add(promptHold)
+		if wasPrompted && !s.watchErr && s.lastSeq[n] <= p.seq && now.Before(end) {
+			held = append(held, n)
+			if release.IsZero() || end.Before(release) {
+				release = end
+			}
+		} else {
+			ready = append(ready, n)
+		}
+	}
+	return ready, held, s.changed, release
+}
+
+// ---- wait -----------------------------------------------------------------------------------------
+
+type waitMode int
+
+const (
+	waitOne waitMode = iota
+	waitAny
+	waitAll
+)
+
+// wait runs a herd wait that holds back members prompted by this run until they changed state.
+// It returns the daemon's result for the full set of names (or a timeout result).
+func (s *herdSession) wait(ctx context.Context, c *herd.Client, names []string, mode waitMode, states []string, timeout time.Duration) (*herd.WaitResult, error) {
+	var deadline time.Time
+	if timeout > 0 {
+		deadline = time.Now().Add(timeout)
+	}
+	remaining := func() (time.Duration, bool) {
+		if deadline.IsZero() {
+			return 0, true
+		}
+		d := time.Until(deadline)
+		return d, d > 0
+	}
+	opts := func(d time.Duration) herd.WaitOptions {
+		return herd.WaitOptions{States: states, Any: mode == waitAny, All: mode == waitAll, Timeout: d}
+	}
+	for {
+		ready, held, changed, release := s.armed(names)
+		d, ok := remaining()
+		if !ok {
+			return s.timedOut(ctx, c, names, mode, states)
+		}
+		if len(held) == 0 {
+			return c.Wait(ctx, names, opts(max(d, time.Millisecond)))
+		}
+		// Members still showing their pre-prompt screen: in one/all mode nothing can be decided
+		// before they move; in any mode the others may already win.
+		wake := time.Until(release)
+		if !deadline.IsZero() && d < wake {
+			wake = d
+		}
+		res, done, err := s.waitHeld(ctx, c, ready, mode, opts(d), changed, wake)
+		if done {
+			return res, err
+		}
+	}
+}
+
+// waitHeld waits while some members are held: until one of them changes, the hold or the
+// deadline ends (done=false: look again), or — in any mode — a ready member wins (done=true).
+func (s *herdSession) waitHeld(ctx context.Context, c *herd.Client, ready []string, mode waitMode, o herd.WaitOptions, changed <-chan struct{}, wake time.Duration) (res *herd.WaitResult, done bool, err error) {
+	timer := time.NewTimer(max(wake, 0))
+	defer timer.Stop()
+	var sub chan waitReply
+	subCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if mode == waitAny && len(ready) > 0 {
+		sub = make(chan waitReply, 1)
+		go func() {
+			r, err := c.Wait(subCtx, ready, o)
+			sub <- waitReply{r, err}
+		}()
+	}
+	for {
+		select {
+		case r := <-sub:
+			if r.res != nil && r.res.Outcome == herd.OutcomeMatched {
+				return r.res, true, r.err
+			}
+			if r.res == nil || r.res.Outcome == "" {
+				return r.res, true, r.err // the wait itself failed
+			}
+			sub = nil // every ready member ended or timed out: only a held one can still win
+		case <-changed:
+			return nil, false, nil
+		case <-timer.C:
+			return nil, false, nil
+		case <-ctx.Done():
+			return nil, true, context.Cause(ctx)
+		}
+	}
+}
+
+type waitReply struct {
+	res *herd.WaitResult
+	err error
+}
+
+// timedOut builds the timeout result from the members' current states: a member already in a
+// wanted state (and not held back by a prompt) reads matched, one that no longer exists gone,
+// the rest timeout.
+func (s *herdSession) timedOut(ctx context.Context, c *herd.Client, names []string, mode waitMode, states []string) (*herd.WaitResult, error) {
+	r := &herd.WaitResult{Mode: [...]string{"one", "any", "all"}[mode], Outcome: herd.OutcomeTimeout}
+	current := map[string]herd.Member{}
+	if list, err := c.List(ctx); err == nil {
+		for _, m := range list {
+			current[m.Name] = m
+		}
+	}
+	_, held, _, _ := s.armed(names)
+	isHeld := map[string]bool{}
+	for _, n := range held {
+		isHeld[n] = true
+	}
+	for _, n := range names {
+		o := herd.WaitOutcome{Name: n, Outcome: herd.OutcomeTimeout, State: herd.StateGone}
+		if m, ok := current[n]; ok {
+			o.State, o.BlockedOn, o.Authority = m.State, m.BlockedOn, m.Authority
+			if !isHeld[n] && stateWanted(states, m.State, m.BlockedOn) {
+				o.Outcome = herd.OutcomeMatched
+			}
+		} else {
+			o.Outcome = herd.OutcomeGone
+		}
+		r.Results = append(r.Results, o)
+	}
+	return r, exitcode.New(exitcode.Timeout, "timed out waiting for %s", strings.Join(names, ", "))
+}
+
+// stateWanted reports whether state (with its blocked sub-kind) is one of states; "blocked"
+// wants every sub-kind, "blocked:menu" only that one.
+func stateWanted(states []string, state, kind string) bool {
+	for _, w := range states {
+		ws, wk, _ := strings.Cut(w, ":")
+		if ws == state && (wk == "" || wk == kind) {
+			return true
+		}
+	}
+	return false
+}
+
+// ---- argument helpers -----------------------------------------------------------------------------
+
+// stringList reads a string or an array of strings.
+func stringList(c *Call, v goja.Value, what string) ([]string, bool, error) {
+	if s, ok := v.Export().(string); ok {
+		if s == "" {
+			return nil, false, c.Misuse("%s must not be empty", what)
+		}
+		return []string{s}, false, nil
+	}
+	o, ok := v.(*goja.Object)
+	if !ok || o.ClassName() != "Array" {
+		return nil, false, c.Misuse("%s must be a string or an array of strings, not %s", what, typeName(v))
+	}
+	var out []string
+	for _, k := range o.Keys() {
+		e := o.Get(k)
+		s, ok := e.Export().(string)
+		if !ok || s == "" {
+			return nil, true, c.Misuse("%s must hold non-empty strings, not %s", what, typeName(e))
+		}
+		out = append(out, s)
+	}
+	if len(out) == 0 {
+		return nil, true, c.Misuse("%s must not be an empty array", what)
+	}
+	return out, true, nil
+}
+
+func nameArg(c *Call, i int) (string, error) {
+	name, err := c.String(i, "the member name")
+	if err != nil {
+		return "", err
+	}
+	if !herd.ValidName(name) {
+		return "", c.Misuse("invalid member name %q: use 1-32 characters, a lowercase letter first, then a-z, 0-9, - or _", name)
+	}
+	return name, nil
+}
+
+func optString(c *Call, o *goja.Object, key string) (string, error) {
+	if o == nil {
+		return "", nil
+	}
+	v := o.Get(key)
+	if v == nil || goja.IsUndefined(v) || goja.IsNull(v) {
+		return "", nil
+	}
+	s, ok := v.Export().(string)
+	if !ok {
+		return "", c.Misuse("option %s must be a string, not %s", key, typeName(v))
+	}
+	return s, nil
+}
+
+func optBool(o *goja.Object, key string) bool {
+	if o == nil {
+		return false
+	}
+	v := o.Get(key)
+	return v != nil && !goja.IsUndefined(v) && v.ToBoolean()
+}
+
+func optName(c *Call, o *goja.Object) (string, error) {
+	name, err := optString(c, o, "name")
+	if err != nil || name == "" {
+		return name, err
+	}
+	if !herd.ValidName(name) {
+		return "", c.Misuse("invalid member name %q: use 1-32 characters, a lowercase letter first, then a-z, 0-9, - or _", name)
+	}
+	return name, nil
+}
+
+func absPath(p string) string {
+	if p == "" {
+		return ""
+	}
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
+// shellMeta are characters that make a command string need a shell.
+const shellMeta = "|&;<>()$`\\\"'*?[]#~=%{}\n"
+
+// commandArgv turns herdRun's command into argv: an array is used as is; a string with no shell
+// syntax is split on spaces (so the engine is recognised from its first word); anything else runs
+// under /bin/sh -c.
+func commandArgv(cmd string) []string {
+	if strings.ContainsAny(cmd, shellMeta) {
+		return []string{"/bin/sh", "-c", cmd}
+	}
+	return strings.Fields(cmd)
+}
+
+// Results are structs so scripts see the keys in a stable order, ok first. On failure Error
+// holds the message and Code the exit code it carries (1 usage, 3 gone, 5 infrastructure).
+
+// launchResult is what herdStart and herdRun return.
+type launchResult struct {
+	OK     bool    `json:"ok"`
+	Name   *string `json:"name"`
+	Engine string  `json:"engine,omitempty"`
+	Pid    int     `json:"pid,omitempty"`
+	Cwd    string  `json:"cwd,omitempty"`
+	Error  string  `json:"error,omitempty"`
+	Code   int     `json:"code,omitempty"`
+}
+
+func launched(m *herd.Member, err error) launchResult {
+	if err != nil {
+		return launchResult{Error: err.Error(), Code: int(exitcode.Of(err))}
+	}
+	return launchResult{OK: true, Name: &m.Name, Engine: m.Engine, Pid: m.Pid, Cwd: m.Cwd}
+}
+
+type promptResult struct {
+	OK    bool    `json:"ok"`
+	Task  *string `json:"task"`
+	Error string  `json:"error,omitempty"`
+	Code  int     `json:"code,omitempty"`
+}
+
+type killResult struct {
+	OK      bool     `json:"ok"`
+	Killed  []string `json:"killed"`
+	Missing []string `json:"missing,omitempty"`
+	Error   string   `json:"error,omitempty"`
+	Code    int      `json:"code,omitempty"`
+}
+
+type keysResult struct {
+	OK    bool   `json:"ok"`
+	Bytes int    `json:"bytes"`
+	Error string `json:"error,omitempty"`
+	Code  int    `json:"code,omitempty"`
+}
+
+func errCode(err error) (string, int) { return err.Error(), int(exitcode.Of(err)) }
+
+func init() {
+	Register(&Verb{
+		Name: "herdStart", Group: "herd", SideEffect: true,
+		Usage:   "herdStart(engine, {name, cwd, agent, args})",
+		Summary: "start a coding agent from the engines table as a herd member → {ok, name}",
+		Detail: "engine: claude, codex, opencode, pi, gemini, aider… (aliases like cc work).\n" +
+			"agent: true adds the engine's autonomous flags. args: extra arguments for the engine.\n" +
+			"Returns {ok:true, name, engine, pid, cwd}, or {ok:false, name:null, error, code}.",
+		Bind: func(c *Call) (Action, error) {
+			engine, err := c.String(0, "the engine")
+			if err != nil {
+				return Action{}, err
+			}
+			o, err := c.Options(1, "the options")
+			if err != nil {
+				return Action{}, err
+			}
+			if err := c.Known(o, "name", "cwd", "agent", "args"); err != nil {
+				return Action{}, err
+			}
+			name, err := optName(c, o)
+			if err != nil {
+				return Action{}, err
+			}
+			cwd, err := optString(c, o, "cwd")
+			if err != nil {
+				return Action{}, err
+			}
+			var args []string
+			if o != nil {
+				if v := o.Get("args"); v != nil && !goja.IsUndefined(v) && !goja.IsNull(v) {
+					if args, _, err = stringList(c, v, "option args"); err != nil {
+						return Action{}, err
+					}
+				}
+			}
+			agent := optBool(o, "agent")
+			s := herdSessionFor(c)
+			dryName := name
+			if dryName == "" {
+				dryName = engine
+			}
+			return Action{
+				DryRun: struct {
+					OK     bool   `json:"ok"`
+					DryRun bool   `json:"dryRun"`
+					Name   string `json:"name"`
+					Engine string `json:"engine"`
+				}{true, true, dryName, engine},
+				Would: "would start " + engine,
+				Do: func(ctx context.Context) (any, error) {
+					cl, err := s.get(ctx, true)
+					if err != nil {
+						return launched(nil, err), nil
+					}
+					return launched(cl.Start(ctx, herd.StartParams{Engine: engine, Name: name, Cwd: absPath(cwd), Agent: agent, Args: args, Env: s.env})), nil
+				},
+			}, nil
+		},
+	})
+
+	Register(&Verb{
+		Name: "herdRun", Group: "herd", SideEffect: true,
+		Usage:   "herdRun(cmd | [argv], {name, cwd, engine})",
+		Summary: "run any command as a herd member → {ok, name}",
+		Detail: "A string without shell syntax is split on spaces; one with pipes, quotes, $… runs under /bin/sh -c.\n" +
+			"An array is the argv as is. engine: whose screen rules classify it (default: from the command).",
+		Bind: func(c *Call) (Action, error) {
+			if !c.Given(0) {
+				return Action{}, c.Misuse("missing the command")
+			}
+			var argv []string
+			if s, ok := c.Arg(0).Export().(string); ok {
+				argv = commandArgv(s)
+				if len(argv) == 0 {
+					return Action{}, c.Misuse("the command must not be empty")
+				}
+			} else {
+				var err error
+				if argv, _, err = stringList(c, c.Arg(0), "the command"); err != nil {
+					return Action{}, err
+				}
+			}
+			o, err := c.Options(1, "the options")
+			if err != nil {
+				return Action{}, err
+			}
+			if err := c.Known(o, "name", "cwd", "engine"); err != nil {
+				return Action{}, err
+			}
+			name, err := optName(c, o)
+			if err != nil {
+				return Action{}, err
+			}
+			cwd, err := optString(c, o, "cwd")
+			if err != nil {
+				return Action{}, err
+			}
+			engine, err := optString(c, o, "engine")
+			if err != nil {
+				return Action{}, err
+			}
+			s := herdSessionFor(c)
+			dryName := name
+			if dryName == "" {
+				dryName = filepath.Base(argv[0])
+			}
+			return Action{
+				DryRun: struct {
+					OK     bool   `json:"ok"`
+					DryRun bool   `json:"dryRun"`
+					Name   string `json:"name"`
+				}{true, true, dryName},
+				Would: "would run " + strings.Join(argv, " "),
+				Do: func(ctx context.Context) (any, error) {
+					cl, err := s.get(ctx, true)
+					if err != nil {
+						return launched(nil, err), nil
+					}
+					return launched(cl.Run(ctx, herd.RunParams{Name: name, Cwd: absPath(cwd), Engine: engine, Argv: argv, Env: s.env})), nil
+				},
+			}, nil
+		},
+	})
+
+	Register(&Verb{
+		Name: "herdPrompt", Group: "herd", SideEffect: true,
+		Usage:   "herdPrompt(name, ...text, {answer})",
+		Summary: "type a prompt into a member, then Enter → {ok, task}; does not wait",
+		Detail: "Text parts are joined by spaces. A blocked member is refused unless {answer:true}\n" +
+			"(you are answering its question or menu on purpose). Follow with await herdWait(name).",
+		Bind: func(c *Call) (Action, error) {
+			name, err := nameArg(c, 0)
+			if err != nil {
+				return Action{}, err
+			}
+			args := c.Args[1:]
+			var o *goja.Object
+			if n := len(args); n > 0 {
+				if obj, ok := args[n-1].(*goja.Object); ok && obj.ClassName() == "Object" {
+					o, args = obj, args[:n-1]
+				}
+			}
+			if err := c.Known(o, "answer"); err != nil {
+				return Action{}, err
+			}
+			parts := make([]string, 0, len(args))
+			for _, a := range args {
+				if goja.IsUndefined(a) || goja.IsNull(a) {
+					continue
+				}
+				parts = append(parts, a.String())
+			}
+			text := strings.Join(parts, " ")
+			if strings.TrimSpace(text) == "" {
+				return Action{}, c.Misuse("missing the prompt text")
+			}
+			answer := optBool(o, "answer")
+			s := herdSessionFor(c)
+			return Action{
+				DryRun: struct {
+					OK     bool    `json:"ok"`
+					DryRun bool    `json:"dryRun"`
+					Task   *string `json:"task"`
+				}{true, true, nil},
+				Would: "would type into " + name,
+				Do: func(ctx context.Context) (any, error) {
+					cl, err := s.get(ctx, true)
+					var out promptResult
+					if err != nil {
+						out.Error, out.Code = errCode(err)
+						return out, nil
+					}
+					s.markPrompted(ctx, cl, name)
+					r, err := cl.Prompt(ctx, name, text, herd.PromptOptions{Answer: answer})
+					if err != nil {
+						out.Error, out.Code = errCode(err)
+						return out, nil
+					}
+					out.OK = r.Sent
+					if r.Task != "" {
+						out.Task = &r.Task
+					}
+					return out, nil
+				},
+			}, nil
+		},
+	})
+
+	Register(&Verb{
+		Name: "herdWait", Group: "herd", SideEffect: true,
+		Usage:   "herdWait(name | [names], {states, timeout, any, nothrow})",
+		Summary: "a promise: one name → the state it reached; {any} → the winner; several → [{name, outcome, state}]",
+		Detail: "states default to blocked, done and idle; timeout is ms or a duration (default 30m, 0 = never).\n" +
+			"A member this script prompted counts only once it changed state after the prompt.\n" +
+			"Losers of {any} keep running. A timeout rejects with an error whose code is 2 (outcome\n" +
+			"\"timeout\"), unless {nothrow:true}: then the current states are returned as usual.",
+		Bind: func(c *Call) (Action, error) {
+			if !c.Given(0) {
+				return Action{}, c.Misuse("missing the member name")
+			}
+			names, isList, err := stringList(c, c.Arg(0), "the member name")
+			if err != nil {
+				return Action{}, err
+			}
+			for _, n := range names {
+				if !herd.ValidName(n) {
+					return Action{}, c.Misuse("invalid member name %q: use 1-32 characters, a lowercase letter first, then a-z, 0-9, - or _", n)
+				}
+			}
+			o, err := c.Options(1, "the options")
+			if err != nil {
+				return Action{}, err
+			}
+			if err := c.Known(o, "states", "timeout", "any", "nothrow"); err != nil {
+				return Action{}, err
+			}
+			states := herdWaitDefaultStates
+			if o != nil {
+				if v := o.Get("states"); v != nil && !goja.IsUndefined(v) && !goja.IsNull(v) {
+					if states, _, err = stringList(c, v, "option states"); err != nil {
+						return Action{}, err
+					}
+					for _, st := range states {
+						if st == herd.StateGone {
+							continue
+						}
+						if _, _, err := herd.ParseStateArg(st); err != nil {
+							return Action{}, c.Misuse("option states: %v", err)
+						}
+					}
+				}
+			}
+			timeout := herdWaitDefaultTimeout
+			if o != nil {
+				if v := o.Get("timeout"); v != nil && !goja.IsUndefined(v) && !goja.IsNull(v) {
+					if timeout, err = durationValue(c, v, "option timeout"); err != nil {
+						return Action{}, err
+					}
+				}
+			}
+			anyMode, nothrow := optBool(o, "any"), optBool(o, "nothrow")
+			mode := waitOne
+			switch {
+			case anyMode:
+				mode = waitAny
+			case isList:
+				mode = waitAll
+			}
+			var dry any
+			switch mode {
+			case waitOne:
+				dry = herd.StateIdle
+			case waitAny:
+				dry = names[0]
+			default:
+				all := make([]waitEntry, len(names))
+				for i, n := range names {
+					all[i] = waitEntry{Name: n, Outcome: herd.OutcomeMatched, State: herd.StateIdle}
+				}
+				dry = all
+			}
+			s := herdSessionFor(c)
+			vm := c.VM()
+			vu := c.VU()
+			return Action{
+				DryRun: dry,
+				Would:  "would wait",
+				Do: func(context.Context) (any, error) {
+					var werr error
+					var res *herd.WaitResult
+					p := runtime.Async(vu, func(ctx context.Context) (any, error) {
+						cl, err := s.get(ctx, true)
+						if err != nil {
+							return nil, err
+						}
+						res, werr = s.wait(ctx, cl, names, mode, states, timeout)
+						if res == nil || res.Outcome == "" {
+							return nil, werr // the wait itself failed: daemon gone, Ctrl-C
+						}
+						if res.Outcome == herd.OutcomeTimeout && !nothrow {
+							return nil, werr
+						}
+						return runtime.OnLoop(func(vm *goja.Runtime) (goja.Value, error) {
+							return toJS(vm, waitValue(res, mode)), nil
+						}), nil
+					})
+					return decorateRejection(vm, vm.ToValue(p), func(e *goja.Object) {
+						code := exitcode.Of(werr)
+						if werr == nil {
+							return
+						}
+						_ = e.Set("code", int(code))
+						if res != nil && res.Outcome != "" {
+							_ = e.Set("outcome", res.Outcome)
+							_ = e.Set("results", toJS(vm, res.Results))
+						}
+						_ = e.Set("names", toJS(vm, names))
+					}), nil
+				},
+			}, nil
+		},
+	})
+
+	Register(&Verb{
+		Name: "herdRead", Group: "herd", Read: true, Empty: "",
+		Usage:   "herdRead(name, {lines})",
+		Summary: "the last lines of a member's screen and history, as a string (\"\" on error)",
+		Bind: func(c *Call) (Action, error) {
+			name, err := nameArg(c, 0)
+			if err != nil {
+				return Action{}, err
+			}
+			o, err := c.Options(1, "the options")
+			if err != nil {
+				return Action{}, err
+			}
+			if err := c.Known(o, "lines"); err != nil {
+				return Action{}, err
+			}
+			lines := herd.DefaultReadLines
+			if o != nil {
+				if v := o.Get("lines"); v != nil && !goja.IsUndefined(v) && !goja.IsNull(v) {
+					n, ok := v.Export().(int64)
+					if !ok || n <= 0 {
+						return Action{}, c.Misuse("option lines must be a positive whole number, not %s", v.String())
+					}
+					lines = int(n)
+				}
+			}
+			s := herdSessionFor(c)
+			return Action{Do: func(ctx context.Context) (any, error) {
+				cl, err := s.get(ctx, true)
+				if err != nil {
+					return nil, err
+				}
+				r, err := cl.Read(ctx, name, lines)
+				if err != nil {
+					return nil, err
+				}
+				return r.Screen, nil
+			}}, nil
+		},
+	})
+
+	Register(&Verb{
+		Name: "herdList", Group: "herd", Read: true, Empty: EmptyList,
+		Usage:   "herdList()",
+		Summary: "every member: [{name, engine, state, blockedOn, authority, cwd, alive, …}] ([] on error)",
+		Bind: func(c *Call) (Action, error) {
+			if len(c.Args) > 0 {
+				return Action{}, c.Misuse("takes no arguments")
+			}
+			s := herdSessionFor(c)
+			return Action{Do: func(ctx context.Context) (any, error) {
+				cl, err := s.get(ctx, true)
+				if err != nil {
+					return nil, err
+				}
+				list, err := cl.List(ctx)
+				if err != nil {
+					return nil, err
+				}
+				if list == nil {
+					list = []herd.Member{}
+				}
+				return list, nil
+			}}, nil
+		},
+	})
+
+	Register(&Verb{
+		Name: "herdKill", Group: "herd", SideEffect: true,
+		Usage:   "herdKill(name | [names])",
+		Summary: "stop members and forget them → {ok, killed}",
+		Bind: func(c *Call) (Action, error) {
+			if !c.Given(0) {
+				return Action{}, c.Misuse("missing the member name")
+			}
+			names, _, err := stringList(c, c.Arg(0), "the member name")
+			if err != nil {
+				return Action{}, err
+			}
+			for _, n := range names {
+				if !herd.ValidName(n) {
+					return Action{}, c.Misuse("invalid member name %q", n)
+				}
+			}
+			s := herdSessionFor(c)
+			return Action{
+				DryRun: struct {
+					OK     bool     `json:"ok"`
+					DryRun bool     `json:"dryRun"`
+					Killed []string `json:"killed"`
+				}{true, true, names},
+				Would: "would kill " + strings.Join(names, ", "),
+				Do: func(ctx context.Context) (any, error) {
+					cl, err := s.get(ctx, true)
+					out := killResult{Killed: []string{}}
+					if err != nil {
+						out.Error, out.Code = errCode(err)
+						return out, nil
+					}
+					r, err := cl.Kill(ctx, names, false)
+					if err != nil {
+						out.Error, out.Code = errCode(err)
+						return out, nil
+					}
+					if r.Killed != nil {
+						out.Killed = r.Killed
+					}
+					out.OK, out.Missing = len(r.Missing) == 0, r.Missing
+					return out, nil
+				},
+			}, nil
+		},
+	})
+
+	Register(&Verb{
+		Name: "herdSendKeys", Group: "herd", SideEffect: true,
+		Usage:   "herdSendKeys(name, ...keys)",
+		Summary: "send keys to a member: \"Enter\", \"Escape\", \"C-c\", \"Up\", \"Tab\", digits, literal text → {ok, bytes}",
+		Bind: func(c *Call) (Action, error) {
+			name, err := nameArg(c, 0)
+			if err != nil {
+				return Action{}, err
+			}
+			var keys []string
+			for i := 1; i < len(c.Args); i++ {
+				k, ok := c.Args[i].Export().(string)
+				if !ok || k == "" {
+					return Action{}, c.Misuse("each key must be a non-empty string, not %s", typeName(c.Args[i]))
+				}
+				keys = append(keys, k)
+			}
+			if len(keys) == 0 {
+				return Action{}, c.Misuse("missing the keys (e.g. \"Enter\", \"Escape\", \"C-c\", \"1\")")
+			}
+			s := herdSessionFor(c)
+			return Action{
+				DryRun: struct {
+					OK     bool `json:"ok"`
+					DryRun bool `json:"dryRun"`
+					Bytes  int  `json:"bytes"`
+				}{true, true, 0},
+				Would: "would send keys to " + name,
+				Do: func(ctx context.Context) (any, error) {
+					cl, err := s.get(ctx, true)
+					var out keysResult
+					if err != nil {
+						out.Error, out.Code = errCode(err)
+						return out, nil
+					}
+					r, err := cl.SendKeys(ctx, name, keys...)
+					if err != nil {
+						out.Error, out.Code = errCode(err)
+						return out, nil
+					}
+					out.OK, out.Bytes = true, r.Bytes
+					return out, nil
+				},
+			}, nil
+		},
+	})
+}
+
+// waitEntry is one member's result of herdWait on several names.
+type waitEntry struct {
+	Name      string `json:"name"`
+	Outcome   string `json:"outcome"`
+	State     string `json:"state"`
+	BlockedOn string `json:"blockedOn,omitempty"`
+}
+
+// waitValue is herdWait's result in moshcode's shapes.
+func waitValue(r *herd.WaitResult, mode waitMode) any {
+	switch mode {
+	case waitOne:
+		if len(r.Results) > 0 {
+			return r.Results[0].State
+		}
+		return herd.StateGone
+	case waitAny:
+		if r.Winner == "" {
+			return nil
+		}
+		return r.Winner
+	}
+	out := make([]waitEntry, len(r.Results))
+	for i, o := range r.Results {
+		out[i] = waitEntry{o.Name, o.Outcome, o.State, o.BlockedOn}
+	}
+	return out
+}
+
+// decorateRejection returns promise.then(undefined, e => { decorate(e); throw e }), so a
+// rejection keeps its call-site stack and gains typed fields (code, outcome, results).
+func decorateRejection(vm *goja.Runtime, promise goja.Value, decorate func(*goja.Object)) goja.Value {
+	obj, ok := promise.(*goja.Object)
+	if !ok {
+		return promise
+	}
+	then, ok := goja.AssertFunction(obj.Get("then"))
+	if !ok {
+		return promise
+	}
+	onReject := vm.ToValue(func(fc goja.FunctionCall) goja.Value {
+		e := fc.Argument(0)
+		if eo, ok := e.(*goja.Object); ok {
+			decorate(eo)
+		}
+		panic(e)
+	})
+	out, err := then(obj, goja.Undefined(), onReject)
+	if err != nil {
+		return promise
+	}
+	return out
+}

@@ -1,0 +1,122 @@
+package builtins
+
+import (
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// The herd verbs' contracts that need no daemon: misuse throws with the usage, --dry-run
+// narrates and returns moshcode's dry-run shapes, reads never throw. The verbs against a real
+// daemon are driven end to end by cmd/mosh's herd tests.
+
+func TestHerdVerbsMisuseThrowsWithUsage(t *testing.T) {
+	for _, c := range []struct{ call, usage string }{
+		{`herdPrompt("api")`, "herdPrompt(name, ...text, {answer})"},
+		{`herdPrompt()`, "herdPrompt(name, ...text, {answer})"},
+		{`herdPrompt("Bad Name", "hi")`, "herdPrompt("},
+		{`herdWait()`, "herdWait(name | [names]"},
+		{`herdWait("Bad")`, "herdWait(name | [names]"},
+		{`herdWait([])`, "herdWait(name | [names]"},
+		{`herdWait("api", {state: ["done"]})`, "unknown option"},
+		{`herdWait("api", {states: ["sleeping"]})`, "unknown state"},
+		{`herdWait("api", {timeout: -1})`, "herdWait("},
+		{`herdRun()`, "herdRun(cmd | [argv]"},
+		{`herdRun("   ")`, "herdRun(cmd | [argv]"},
+		{`herdRun(["sh"], {name: "X"})`, "invalid member name"},
+		{`herdStart()`, "herdStart(engine"},
+		{`herdStart("claude", {agents: true})`, "unknown option"},
+		{`herdRead()`, "herdRead(name, {lines})"},
+		{`herdRead("api", {lines: 0})`, "lines"},
+		{`herdList(1)`, "herdList()"},
+		{`herdKill()`, "herdKill(name"},
+		{`herdSendKeys("api")`, "herdSendKeys(name, ...keys)"},
+		{`herdSendKeys("api", 5)`, "herdSendKeys(name, ...keys)"},
+	} {
+		r := run(t, `try { `+c.call+`; console.log("no throw") } catch (e) { console.log(e.name + ": " + e.message) }`, Config{DryRun: true})
+		if r.err != nil {
+			t.Fatalf("%s: %v", c.call, r.err)
+		}
+		if !strings.HasPrefix(r.stdout, "TypeError: ") || !strings.Contains(r.stdout, c.usage) {
+			t.Errorf("%s: want a TypeError naming %q, got %q", c.call, c.usage, r.stdout)
+		}
+	}
+}
+
+func TestHerdVerbsDryRunNarratesAndStartsNothing(t *testing.T) {
+	home := t.TempDir()
+	env := map[string]string{"PATH": os.Getenv("PATH"), "HOME": home}
+	r := run(t, `
+const s = herdStart("claude", {name: "api", agent: true})
+console.log(JSON.stringify(s))
+console.log(JSON.stringify(herdRun("make test", {name: "build"})))
+console.log(JSON.stringify(herdPrompt("api", "port", "the", "routes")))
+console.log(await herdWait("api"))
+console.log(await herdWait(["api", "web"], {any: true}))
+console.log(JSON.stringify(await herdWait(["api", "web"])))
+console.log(JSON.stringify(herdKill("api")))
+console.log(JSON.stringify(herdSendKeys("api", "Escape")))
+console.log(JSON.stringify(herdList()), JSON.stringify(herdRead("api")))
+`, Config{DryRun: true, Env: env})
+	expectOut(t, r, `{"ok":true,"dryRun":true,"name":"api","engine":"claude"}
+{"ok":true,"dryRun":true,"name":"build"}
+{"ok":true,"dryRun":true,"task":null}
+idle
+api
+[{"name":"api","outcome":"matched","state":"idle"},{"name":"web","outcome":"matched","state":"idle"}]
+{"ok":true,"dryRun":true,"killed":["api"]}
+{"ok":true,"dryRun":true,"bytes":0}
+[] ""
+`)
+	for _, want := range []string{
+		`▶ herdStart("claude", {"agent":true,"name":"api"}) → would start claude`,
+		`▶ herdRun("make test", {"name":"build"}) → would run make test`,
+		`▶ herdPrompt("api", "port", "the", "routes") → would type into api`,
+		`▶ herdKill("api") → would kill api`,
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("narration lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	// A dry run never starts a daemon: the herd directory was not even created.
+	if _, err := os.Stat(home + "/.mosh/herd"); !os.IsNotExist(err) {
+		t.Fatalf("dry run touched %s/.mosh/herd: %v", home, err)
+	}
+}
+
+func TestHerdRunCommandArgv(t *testing.T) {
+	for in, want := range map[string][]string{
+		"claude":             {"claude"},
+		"npm  test":          {"npm", "test"},
+		"make && make test":  {"/bin/sh", "-c", "make && make test"},
+		"echo $HOME":         {"/bin/sh", "-c", "echo $HOME"},
+		`grep "a b" file`:    {"/bin/sh", "-c", `grep "a b" file`},
+		"FOO=1 ./run.sh":     {"/bin/sh", "-c", "FOO=1 ./run.sh"},
+		"tail -f log | less": {"/bin/sh", "-c", "tail -f log | less"},
+	} {
+		if got := commandArgv(in); !reflect.DeepEqual(got, want) {
+			t.Errorf("commandArgv(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestHerdStateWanted(t *testing.T) {
+	states := []string{"blocked:menu", "done"}
+	for _, c := range []struct {
+		state, kind string
+		want        bool
+	}{
+		{"done", "", true},
+		{"blocked", "menu", true},
+		{"blocked", "permission", false},
+		{"idle", "", false},
+	} {
+		if got := stateWanted(states, c.state, c.kind); got != c.want {
+			t.Errorf("stateWanted(%v, %s:%s) = %v", states, c.state, c.kind, got)
+		}
+	}
+	if !stateWanted([]string{"blocked"}, "blocked", "question") {
+		t.Error("blocked wants every sub-kind")
+	}
+}

@@ -1,0 +1,1215 @@
+package main
+
+// The herd verbs on the CLI: thin adapters over herd.Client. Each verb parses flags, calls one
+// Client method, and prints the result as --json (the herd types' lowerCamel JSON), a table on a
+// terminal, or tab-separated rows off one. Errors carry exit codes from runtime/exitcode
+// (moshcode's: wait 0 matched / 2 timeout / 3 gone or ended; doctor 5; usage 1) and are printed
+// on stderr by the root command.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mosh-dev/mosh/herd"
+	"github.com/mosh-dev/mosh/runtime/exitcode"
+)
+
+// defaultWaitTimeout is moshcode's: a wait with no --timeout gives up after 30 minutes.
+const defaultWaitTimeout = 30 * time.Minute
+
+// herdCLI is what every herd verb needs from the global state: streams, environment, terminal.
+type herdCLI struct {
+	stdout, stderr io.Writer
+	stdin          io.Reader
+	getenv         func(string) string
+	environ        []string // the member inherits exactly this environment
+	stdoutTTY      bool
+	stdinTTY       bool
+	getwd          func() (string, error)
+	moshHome       func() (string, error)
+}
+
+func newHerdCLI(gs *globalState) *herdCLI {
+	return &herdCLI{
+		stdout: gs.Stdout, stderr: gs.Stderr, stdin: gs.Stdin,
+		getenv: gs.Getenv, environ: gs.Environ(),
+		stdoutTTY: gs.StdoutTTY, stdinTTY: gs.StdinTTY,
+		getwd: gs.Getwd, moshHome: gs.MoshHome,
+	}
+}
+
+// cwd is --cwd made absolute, or the command's working directory.
+func (h *herdCLI) cwd(flag string) (string, error) {
+	if flag != "" {
+		return absOrEmpty(flag), nil
+	}
+	if h.getwd != nil {
+		if wd, err := h.getwd(); err == nil {
+			return wd, nil
+		}
+	}
+	return "", nil // the client falls back to the process's working directory
+}
+
+func (h *herdCLI) style() outputStyle { return newOutputStyle(h.stdoutTTY, h.getenv) }
+
+// home is $MOSH_HOME as the command sees it (the injected environment, not the process's).
+func (h *herdCLI) home() (string, error) {
+	if h.moshHome != nil {
+		return h.moshHome()
+	}
+	if v := h.getenv("MOSH_HOME"); v != "" {
+		return filepath.Abs(v)
+	}
+	if v := h.getenv("HOME"); v != "" {
+		return filepath.Join(v, ".mosh"), nil
+	}
+	return herd.Home()
+}
+
+// connect dials the daemon, starting one on demand (like a tmux server).
+func (h *herdCLI) connect(ctx context.Context) (*herd.Client, error) {
+	home, err := h.home()
+	if err != nil {
+		return nil, err
+	}
+	return herd.Connect(ctx, herd.ConnectOptions{Home: home})
+}
+
+// connectRunning dials the daemon only if one runs; (nil, nil) when none answers.
+func (h *herdCLI) connectRunning(ctx context.Context) (*herd.Client, error) {
+	home, err := h.home()
+	if err != nil {
+		return nil, err
+	}
+	c, err := herd.Connect(ctx, herd.ConnectOptions{Home: home, NoStart: true})
+	if err != nil {
+		return nil, nil //nolint:nilerr // "not running" is an answer here, not a failure
+	}
+	return c, nil
+}
+
+// withClient runs fn with a connected client and closes it afterwards.
+func (h *herdCLI) withClient(cmd *cobra.Command, fn func(ctx context.Context, c *herd.Client) error) error {
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	c, err := h.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return fn(ctx, c)
+}
+
+func usageErr(format string, args ...any) error { return exitcode.New(exitcode.Usage, format, args...) }
+
+// checkNames validates member names at the edge so a typo is a usage error (1), not "gone" (3).
+func checkNames(names []string) error {
+	for _, n := range names {
+		if err := herd.CheckName(n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parseStates reads --state blocked,done[,blocked:permission…].
+func parseStates(s string) ([]string, error) {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		if part == herd.StateGone {
+			out = append(out, part)
+			continue
+		}
+		if _, _, err := herd.ParseStateArg(part); err != nil {
+			return nil, err
+		}
+		out = append(out, part)
+	}
+	return out, nil
+}
+
+// herdCommandSet builds the herd verbs (children of `mosh herd`) and the top-level shortcuts
+// (`mosh ps|attach|wait|kill|restore`). Cobra commands have one parent, so shortcuts are built
+// by the same constructors a second time.
+func herdCommandSet(h *herdCLI) (sub []*cobra.Command, top []*cobra.Command) {
+	sub = []*cobra.Command{
+		h.runCmd(), h.startCmd(), h.psCmd("ps"), h.attachCmd(), h.promptCmd(), h.readCmd(),
+		h.sendKeysCmd(), h.waitCmd(), h.killCmd(), h.pruneCmd(), h.restoreCmd(), h.reportCmd(),
+		h.statusCmd(), h.doctorCmd(), h.explainCmd(), h.daemonCmd(),
+	}
+	top = []*cobra.Command{h.psCmd("ps"), h.attachCmd(), h.waitCmd(), h.killCmd(), h.restoreCmd()}
+	return sub, top
+}
+
+// ---- run / start ------------------------------------------------------------------------------
+
+func (h *herdCLI) printLaunched(m *herd.Member, asJSON bool) error {
+	if asJSON {
+		return writeJSON(h.stdout, m)
+	}
+	st := h.style()
+	if !st.tty {
+		_, err := fmt.Fprintln(h.stdout, m.Name)
+		return err
+	}
+	_, err := fmt.Fprintf(h.stdout, "started %s (%s, pid %d, %s) — mosh attach %s\n",
+		st.paint(ansiBold, m.Name), m.Engine, m.Pid, st.abbrevHome(m.Cwd), m.Name)
+	return err
+}
+
+func (h *herdCLI) runCmd() *cobra.Command {
+	var name, cwd, engine string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "run [--name N] [--cwd DIR] [--engine E] -- CMD [ARGS…]",
+		Short: "run any command as a herd member that outlives this terminal",
+		Example: `  mosh herd run --name api -- claude
+  mosh herd run --name build -- make -j8`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErr("herd run needs a command: mosh herd run [--name N] -- CMD [ARGS…]")
+			}
+			if name != "" {
+				if err := herd.CheckName(name); err != nil {
+					return err
+				}
+			}
+			dir, err := h.cwd(cwd)
+			if err != nil {
+				return err
+			}
+			return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {
+				m, err := c.Run(ctx, herd.RunParams{Name: name, Cwd: dir, Engine: engine, Argv: args, Env: h.environ})
+				if err != nil {
+					return err
+				}
+				return h.printLaunched(m, asJSON)
+			})
+		},
+	}
+	cmd.Flags().SetInterspersed(false) // everything after the command is the command's
+	cmd.Flags().StringVar(&name, "name", "", "member name ([a-z][a-z0-9_-]{0,31}); default <engine>-<dir>")
+	cmd.Flags().StringVar(&cwd, "cwd", "", "working directory (default: the current one)")
+	cmd.Flags().StringVar(&engine, "engine", "", "engine whose state rules classify the screen (default: from the command)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the member as JSON")
+	return cmd
+}
+
+func (h *herdCLI) startCmd() *cobra.Command {
+	var name, cwd string
+	var agent, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "start ENGINE [--name N] [--cwd DIR] [--agent] [-- ARGS…]",
+		Short: "start a coding agent from the engines table (claude, codex, opencode, pi, gemini, aider…)",
+		Example: `  mosh herd start claude --name api
+  mosh herd start codex --agent -- --model o4-mini`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			engineArgs := args
+			var extra []string
+			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
+				engineArgs, extra = args[:dash], args[dash:]
+			}
+			if len(engineArgs) != 1 {
+				return usageErr("herd start takes one ENGINE (then -- ARGS for the engine): mosh herd start claude --name api -- --model X")
+			}
+			if name != "" {
+				if err := herd.CheckName(name); err != nil {
+					return err
+				}
+			}
+			dir, err := h.cwd(cwd)
+			if err != nil {
+				return err
+			}
+			return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {
+				m, err := c.Start(ctx, herd.StartParams{Engine: engineArgs[0], Name: name, Cwd: dir, Agent: agent, Args: extra, Env: h.environ})
+				if err != nil {
+					return err
+				}
+				return h.printLaunched(m, asJSON)
+			})
+		},
+	}
+	cmd.Flags().StringVar(&name, "name", "", "member name ([a-z][a-z0-9_-]{0,31}); default <engine>-<dir>")
+	cmd.Flags().StringVar(&cwd, "cwd", "", "working directory (default: the current one)")
+	cmd.Flags().BoolVar(&agent, "agent", false, "add the engine's autonomous flags and mark the member autonomous")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the member as JSON")
+	return cmd
+}
+
+func absOrEmpty(p string) string {
+	if p == "" {
+		return ""
+	}
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
+// ---- ps ---------------------------------------------------------------------------------------
+
+func (h *herdCLI) psCmd(use string) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:     use,
+		Aliases: []string{"list", "ls"},
+		Short:   "list herd members: name, engine, state, authority, cwd, age",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return h.runPs(cmd, asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the roster as a JSON array")
+	return cmd
+}
+
+func (h *herdCLI) runPs(cmd *cobra.Command, asJSON bool) error {
+	return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {
+		members, err := c.List(ctx)
+		if err != nil {
+			return err
+		}
+		sort.SliceStable(members, func(i, j int) bool { return members[i].Name < members[j].Name })
+		if asJSON {
+			if members == nil {
+				members = []herd.Member{}
+			}
+			return writeJSON(h.stdout, members)
+		}
+		return h.writeRoster(members)
+	})
+}
+
+// writeRoster prints ps rows; on a terminal it adds the footer that names who waits on the user.
+func (h *herdCLI) writeRoster(members []herd.Member) error {
+	st := h.style()
+	if len(members) == 0 {
+		if st.tty {
+			fmt.Fprintln(h.stderr, "no members — start one: mosh herd run --name NAME -- CMD")
+		}
+		return nil
+	}
+	tb := newTable("name", "engine", "kind", "state", "authority", "cwd", "pid", "age", "attached", "substrate")
+	var waiting []string
+	for _, m := range members {
+		if m.State == herd.StateBlocked {
+			waiting = append(waiting, m.Name)
+		}
+		place := st.abbrevHome(m.Cwd)
+		if m.Kind == herd.KindRemote {
+			place = remoteHost(m)
+		}
+		pid := "-"
+		if m.Pid > 0 && m.Alive {
+			pid = fmt.Sprint(m.Pid)
+		}
+		age := st.fmtTime(m.CreatedMs)
+		if m.Kind == herd.KindRemote {
+			age = "-"
+		}
+		state := stateLabel(m.State, m.BlockedOn)
+		if m.ExitCode != nil && m.State == herd.StateDone && m.Authority == herd.AuthorityRuntime {
+			state += fmt.Sprintf(" (exit %d)", *m.ExitCode)
+		}
+		tb.add(
+			cell{Text: m.Name, Color: ansiBold},
+			plain(m.Engine),
+			plain(orDash(m.Kind)),
+			cell{Text: state, Color: stateColor(m.State)},
+			plain(orDash(m.Authority)),
+			plain(place),
+			plain(pid),
+			plain(age),
+			plain(fmt.Sprint(m.Attached)),
+			plain(orDash(m.Substrate)),
+		)
+	}
+	if err := tb.write(h.stdout, st); err != nil {
+		return err
+	}
+	if st.tty && len(waiting) > 0 {
+		_, err := fmt.Fprintln(h.stdout, st.paint(ansiYellow, fmt.Sprintf("%d waiting on you — mosh attach %s", len(waiting), waiting[0])))
+		return err
+	}
+	return nil
+}
+
+// remoteHost is what the cwd column shows for a remote member: the host it lives on.
+func remoteHost(m herd.Member) string {
+	if m.Cwd == "" {
+		return "-"
+	}
+	s := m.Cwd
+	if i := strings.Index(s, "://"); i >= 0 {
+		s = s[i+3:]
+	}
+	if i := strings.IndexByte(s, '/'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// ---- attach -----------------------------------------------------------------------------------
+
+func (h *herdCLI) attachCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "attach NAME",
+		Short: "attach this terminal to a member (detach with Ctrl-])",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := args[0]
+			if err := herd.CheckName(name); err != nil {
+				return err
+			}
+			in, ok := h.stdin.(*os.File)
+			if !ok || !h.stdinTTY || !isTerminalFile(in) {
+				return usageErr("mosh attach needs a terminal on stdin: run it from an interactive shell (to look without attaching: mosh herd read %s)", name)
+			}
+			return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {
+				cols, rows := terminalSize(int(in.Fd()))
+				s, err := c.Attach(ctx, name, cols, rows)
+				if err != nil {
+					return err
+				}
+				defer s.Close()
+				fmt.Fprintf(h.stderr, "attaching to %s — detach with Ctrl-]\n", name)
+				end, err := runAttachTerminal(ctx, in, h.stdout, h.stdoutTTY, s)
+				if err != nil {
+					return exitcode.Wrap(err, exitcode.Infra)
+				}
+				switch end {
+				case endDetached:
+					fmt.Fprintf(h.stderr, "detached from %s\n", name)
+				default:
+					if s.ExitCode != nil {
+						fmt.Fprintf(h.stderr, "%s exited (code %d)\n", name, *s.ExitCode)
+					} else {
+						fmt.Fprintf(h.stderr, "%s: the daemon closed the session\n", name)
+					}
+				}
+				return nil
+			})
+		},
+	}
+}
+
+// ---- prompt / read / send-keys ----------------------------------------------------------------
+
+func (h *herdCLI) promptCmd() *cobra.Command {
+	var wait, answer, asJSON bool
+	var timeout, states string
+	cmd := &cobra.Command{
+		Use:   "prompt NAME TEXT… [--wait] [--timeout D] [--answer]",
+		Short: "type a prompt into a member, then Enter (TEXT - reads stdin)",
+		Example: `  mosh herd prompt api "port the auth routes" --wait
+  git diff | mosh herd prompt api -
+  mosh herd prompt api 1 --answer      # pick option 1 of a permission menu`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) < 2 {
+				return usageErr("herd prompt needs a member and text: mosh herd prompt NAME TEXT… (or - to read stdin)")
+			}
+			name := args[0]
+			if err := herd.CheckName(name); err != nil {
+				return err
+			}
+			text := strings.Join(args[1:], " ")
+			if len(args) == 2 && args[1] == "-" {
+				b, err := io.ReadAll(h.stdin)
+				if err != nil {
+					return exitcode.New(exitcode.Usage, "cannot read the prompt from stdin: %v", err)
+				}
+				text = strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
+			}
+			if strings.TrimSpace(text) == "" {
+				return usageErr("herd prompt: the text is empty: mosh herd prompt NAME TEXT…")
+			}
+			opts := herd.PromptOptions{Answer: answer, Wait: wait}
+			if wait {
+				d, err := waitTimeout(timeout)
+				if err != nil {
+					return err
+				}
+				opts.Timeout = d
+				if opts.States, err = parseStates(states); err != nil {
+					return err
+				}
+			}
+			return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {
+				r, err := c.Prompt(ctx, name, text, opts)
+				if r == nil || (!r.Sent && err != nil) {
+					return err
+				}
+				if perr := h.printPrompt(r, wait, asJSON); perr != nil {
+					return perr
+				}
+				return err
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&wait, "wait", false, "wait until the member is blocked or done (see --state)")
+	cmd.Flags().StringVar(&timeout, "timeout", "30m", "with --wait: give up after this long (exit 2); 0 = never")
+	cmd.Flags().StringVar(&states, "state", "", "with --wait: states to wait for (default blocked,done)")
+	cmd.Flags().BoolVar(&answer, "answer", false, "type into a blocked member on purpose (answering its question or menu)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return cmd
+}
+
+// waitTimeout reads a --timeout value (a bare number is seconds; 0 = no deadline).
+func waitTimeout(s string) (time.Duration, error) {
+	d, err := parseCLIDuration(s)
+	if err != nil {
+		return 0, exitcode.New(exitcode.Usage, "--timeout: %v", err)
+	}
+	return d, nil
+}
+
+func (h *herdCLI) printPrompt(r *herd.PromptResult, wait, asJSON bool) error {
+	if asJSON {
+		return writeJSON(h.stdout, r)
+	}
+	st := h.style()
+	if !st.tty {
+		fields := []string{r.Name, orDash(r.Task)}
+		if wait {
+			fields = append(fields, orDash(r.Outcome), orDash(r.State))
+		}
+		_, err := fmt.Fprintln(h.stdout, strings.Join(fields, "\t"))
+		return err
+	}
+	line := "sent to " + r.Name
+	if r.Task != "" {
+		line += " (task " + r.Task + ")"
+	}
+	if wait {
+		line += fmt.Sprintf(" — %s: %s", r.Outcome, st.paint(stateColor(r.State), r.State))
+	}
+	_, err := fmt.Fprintln(h.stdout, line)
+	return err
+}
+
+func (h *herdCLI) readCmd() *cobra.Command {
+	var lines int
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "read NAME [--lines N]",
+		Short: "print the last lines of a member's screen and history",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := herd.CheckName(args[0]); err != nil {
+				return err
+			}
+			if lines < 0 {
+				return usageErr("--lines must be positive (e.g. --lines 200)")
+			}
+			return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {
+				r, err := c.Read(ctx, args[0], lines)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return writeJSON(h.stdout, r)
+				}
+				screen := r.Screen
+				if screen != "" && !strings.HasSuffix(screen, "\n") {
+					screen += "\n"
+				}
+				_, err = io.WriteString(h.stdout, screen)
+				return err
+			})
+		},
+	}
+	cmd.Flags().IntVarP(&lines, "lines", "n", herd.DefaultReadLines, "how many lines")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print {name, state, screen} as JSON")
+	return cmd
+}
+
+func (h *herdCLI) sendKeysCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "send-keys NAME KEY…",
+		Short: "send keys to a member: Enter, Escape, C-c, Up/Down/Left/Right, Tab, BSpace, Space, digits, literal text",
+		Example: `  mosh herd send-keys api Escape
+  mosh herd send-keys api 1 Enter
+  mosh herd send-keys api "yes please" Enter`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) < 2 {
+				return usageErr("herd send-keys needs keys: mosh herd send-keys NAME Enter|Escape|C-c|Up|Tab|TEXT…")
+			}
+			if err := herd.CheckName(args[0]); err != nil {
+				return err
+			}
+			return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {
+				r, err := c.SendKeys(ctx, args[0], args[1:]...)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return writeJSON(h.stdout, r)
+				}
+				return nil
+			})
+		},
+	}
+	cmd.Flags().SetInterspersed(false) // a key like "-n" is text for the member, not a flag
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print {name, bytes} as JSON")
+	return cmd
+}
+
+// ---- wait -------------------------------------------------------------------------------------
+
+func (h *herdCLI) waitCmd() *cobra.Command {
+	var anyF, allF, asJSON bool
+	var states, timeout string
+	cmd := &cobra.Command{
+		Use:   "wait NAME… [--any|--all] [--state S,…] [--timeout D]",
+		Short: "wait until members reach a state (exit 0 matched, 2 timeout, 3 gone or ended)",
+		Example: `  mosh wait api                       # until blocked or done
+  mosh wait api web --any --state blocked,done
+  mosh wait api --state idle --timeout 10m`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if anyF && allF {
+				return usageErr("--any and --all exclude each other: pick one")
+			}
+			if err := checkNames(args); err != nil {
+				return err
+			}
+			st, err := parseStates(states)
+			if err != nil {
+				return err
+			}
+			d, err := waitTimeout(timeout)
+			if err != nil {
+				return err
+			}
+			opts := herd.WaitOptions{States: st, Any: anyF, All: allF || (!anyF && len(args) > 1), Timeout: d}
+			return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {
+				r, err := c.Wait(ctx, args, opts)
+				if r == nil || r.Outcome == "" {
+					return err // the wait itself failed (daemon, usage): nothing to print
+				}
+				if perr := h.printWait(r, asJSON); perr != nil {
+					return perr
+				}
+				return err
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&anyF, "any", false, "return when the first member matches (the others keep running)")
+	cmd.Flags().BoolVar(&allF, "all", false, "return when every member matched (the default for several names)")
+	cmd.Flags().StringVar(&states, "state", "", "states to wait for, comma-separated (default blocked,done)")
+	cmd.Flags().StringVar(&timeout, "timeout", "30m", "give up after this long (exit 2); 0 = never")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print {mode, outcome, winner, results} as JSON")
+	return cmd
+}
+
+func (h *herdCLI) printWait(r *herd.WaitResult, asJSON bool) error {
+	if asJSON {
+		if r.Results == nil {
+			r.Results = []herd.WaitOutcome{}
+		}
+		return writeJSON(h.stdout, r)
+	}
+	st := h.style()
+	if st.tty && r.Mode == "one" && len(r.Results) == 1 {
+		o := r.Results[0]
+		_, err := fmt.Fprintf(h.stdout, "%s: %s (%s)\n", o.Name, st.paint(stateColor(o.State), stateLabel(o.State, o.BlockedOn)), o.Outcome)
+		return err
+	}
+	tb := newTable("name", "outcome", "state")
+	for _, o := range r.Results {
+		tb.add(cell{Text: o.Name, Color: ansiBold}, plain(o.Outcome), cell{Text: stateLabel(o.State, o.BlockedOn), Color: stateColor(o.State)})
+	}
+	if err := tb.write(h.stdout, st); err != nil {
+		return err
+	}
+	if st.tty && r.Winner != "" {
+		_, err := fmt.Fprintf(h.stdout, "winner: %s\n", st.paint(ansiBold, r.Winner))
+		return err
+	}
+	return nil
+}
+
+// ---- kill / prune / restore -------------------------------------------------------------------
+
+func (h *herdCLI) killCmd() *cobra.Command {
+	var all, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "kill NAME…|--all",
+		Short: "stop members and forget them (exit 3 only if none was found)",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if all == (len(args) > 0) {
+				return usageErr("herd kill takes member names or --all (not both): mosh kill api web | mosh kill --all")
+			}
+			if err := checkNames(args); err != nil {
+				return err
+			}
+			return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {
+				r, err := c.Kill(ctx, args, all)
+				if err != nil {
+					return err
+				}
+				if r.Killed == nil {
+					r.Killed = []string{}
+				}
+				if asJSON {
+					if err := writeJSON(h.stdout, r); err != nil {
+						return err
+					}
+				} else {
+					h.printNames("killed", r.Killed)
+				}
+				for _, m := range r.Missing {
+					fmt.Fprintf(h.stderr, "mosh: no member named %s (see mosh ps)\n", m)
+				}
+				if len(r.Killed) == 0 && len(r.Missing) > 0 {
+					return exitcode.Silent(exitcode.Gone)
+				}
+				return nil
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "kill every member")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print {killed, missing} as JSON")
+	return cmd
+}
+
+// printNames prints "verb a, b" on a terminal and one name per line off one.
+func (h *herdCLI) printNames(verb string, names []string) {
+	if !h.stdoutTTY {
+		for _, n := range names {
+			fmt.Fprintln(h.stdout, n)
+		}
+		return
+	}
+	if len(names) == 0 {
+		fmt.Fprintf(h.stdout, "nothing %s\n", verb)
+		return
+	}
+	fmt.Fprintf(h.stdout, "%s %s\n", verb, strings.Join(names, ", "))
+}
+
+func (h *herdCLI) pruneCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "prune",
+		Short: "forget members that are not running (their ledger is kept)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {
+				r, err := c.Prune(ctx)
+				if err != nil {
+					return err
+				}
+				if r.Pruned == nil {
+					r.Pruned = []string{}
+				}
+				if asJSON {
+					return writeJSON(h.stdout, r)
+				}
+				h.printNames("pruned", r.Pruned)
+				return nil
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print {pruned} as JSON")
+	return cmd
+}
+
+func (h *herdCLI) restoreCmd() *cobra.Command {
+	var resume, dryRun, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "restore [--resume] [--dry-run]",
+		Short: "relaunch remembered members that are not running (same names, cwd and arguments)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {
+				r, err := c.Restore(ctx, herd.RestoreOptions{Resume: resume, DryRun: dryRun})
+				if err != nil {
+					return err
+				}
+				if r.Actions == nil {
+					r.Actions = []herd.RestoreAction{}
+				}
+				if asJSON {
+					return writeJSON(h.stdout, r)
+				}
+				st := h.style()
+				if len(r.Actions) == 0 {
+					if st.tty {
+						fmt.Fprintln(h.stderr, "nothing to restore: every remembered member is running")
+					}
+					return nil
+				}
+				action := func(a herd.RestoreAction) string {
+					if dryRun && a.Action == "restart" {
+						return "would restart"
+					}
+					return a.Action
+				}
+				tb := newTable("name", "action", "command", "cwd", "reason")
+				for _, a := range r.Actions {
+					color := ansiGreen
+					if a.Action != "restart" {
+						color = ansiYellow
+					}
+					command := strings.TrimSpace(a.Bin + " " + strings.Join(a.Args, " "))
+					tb.add(cell{Text: a.Name, Color: ansiBold}, cell{Text: action(a), Color: color}, plain(orDash(command)), plain(st.abbrevHome(orDash(a.Cwd))), plain(orDash(a.Reason)))
+				}
+				if err := tb.write(h.stdout, st); err != nil {
+					return err
+				}
+				if st.tty && !dryRun {
+					fmt.Fprintln(h.stderr, "the shape is back; the processes are new (with this shell's environment)")
+				}
+				return nil
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&resume, "resume", false, "relaunch engines with their resume arguments (continue the last conversation)")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print what would be relaunched without doing it")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print {dryRun, actions} as JSON")
+	return cmd
+}
+
+// ---- report -----------------------------------------------------------------------------------
+
+// maxReportPayload bounds the hook JSON a report carries (Claude's Stop payload holds the last
+// message, which the ledger truncates at 8000 characters anyway).
+const maxReportPayload = 1 << 20
+
+func (h *herdCLI) reportCmd() *cobra.Command {
+	var ttl, payload string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "report NAME STATE[:KIND] [--ttl D] [--payload FILE|-]",
+		Short: "report a member's state from a hook (an empty NAME is a silent no-op)",
+		Long: `Report a member's state, as the engine's hooks do:
+
+  mosh herd report "$MOSH_HERD_NAME" working
+  mosh herd report "$MOSH_HERD_NAME" blocked:permission --payload -   # hook JSON on stdin
+
+An empty NAME (a hook fired outside the herd) exits 0 and prints nothing. When no daemon runs the
+report is dropped silently (exit 0): there is no member to report on. A report lives for --ttl
+(default and maximum 15m) unless a newer reading replaces it.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, stateArg := args[0], args[1]
+			if name == "" {
+				return nil
+			}
+			state, kind, err := herd.ParseStateArg(stateArg)
+			if err != nil {
+				return err
+			}
+			if err := herd.CheckName(name); err != nil {
+				return err
+			}
+			d, err := parseCLIDuration(ttl)
+			if err != nil {
+				return exitcode.New(exitcode.Usage, "--ttl: %v", err)
+			}
+			if d > herd.MaxReportTTL {
+				d = herd.MaxReportTTL
+			}
+			raw, err := h.readPayload(payload)
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			// A hook must never start a daemon just to drop a report: with no daemon there is no
+			// member to report on.
+			c, err := h.connectRunning(ctx)
+			if err != nil || c == nil {
+				return err
+			}
+			defer c.Close()
+			r, err := c.Report(ctx, name, state, kind, d, raw)
+			if err != nil {
+				return err
+			}
+			if asJSON && r != nil {
+				return writeJSON(h.stdout, r)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&ttl, "ttl", "15m", "how long the report holds (capped at 15m)")
+	cmd.Flags().StringVar(&payload, "payload", "", "hook JSON to attach: a file, or - for stdin")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print {name, accepted, state} as JSON")
+	return cmd
+}
+
+func (h *herdCLI) readPayload(src string) (json.RawMessage, error) {
+	if src == "" {
+		return nil, nil
+	}
+	var r io.Reader
+	if src == "-" {
+		r = h.stdin
+	} else {
+		f, err := os.Open(src)
+		if err != nil {
+			return nil, exitcode.New(exitcode.Usage, "--payload: %v", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	b, err := io.ReadAll(io.LimitReader(r, maxReportPayload+1))
+	if err != nil {
+		return nil, exitcode.New(exitcode.Usage, "--payload: %v", err)
+	}
+	if len(b) > maxReportPayload {
+		return nil, exitcode.New(exitcode.Usage, "--payload is larger than %d bytes: pass the hook's JSON only", maxReportPayload)
+	}
+	if len(strings.TrimSpace(string(b))) == 0 {
+		return nil, nil
+	}
+	if !json.Valid(b) {
+		return nil, exitcode.New(exitcode.Usage, "--payload is not JSON: pass the hook's JSON input (or leave --payload out)")
+	}
+	return json.RawMessage(b), nil
+}
+
+// ---- status / doctor / explain ----------------------------------------------------------------
+
+func (h *herdCLI) statusCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "show the herd: substrate, socket, directory, members, live, blocked",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {
+				r, err := c.Status(ctx)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return writeJSON(h.stdout, r)
+				}
+				st := h.style()
+				return h.writeFields([][2]string{
+					{"substrate", r.Substrate},
+					{"socket", r.Socket},
+					{"dir", st.abbrevHome(r.Dir)},
+					{"members", fmt.Sprint(r.Members)},
+					{"live", fmt.Sprint(r.Live)},
+					{"blocked", fmt.Sprint(r.Blocked)},
+					{"daemon pid", fmt.Sprint(r.DaemonPid)},
+					{"uptime", fmtUptime(st, r.UptimeMs)},
+				})
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
+	return cmd
+}
+
+func fmtUptime(st outputStyle, ms int64) string {
+	if !st.tty {
+		return fmt.Sprint(ms)
+	}
+	return fmtAge(time.Duration(ms) * time.Millisecond)
+}
+
+// writeFields prints key/value pairs: aligned "key: value" on a terminal, "key\tvalue" off one.
+func (h *herdCLI) writeFields(kv [][2]string) error {
+	st := h.style()
+	width := 0
+	for _, p := range kv {
+		width = max(width, len(p[0]))
+	}
+	var b strings.Builder
+	for _, p := range kv {
+		if st.tty {
+			fmt.Fprintf(&b, "%-*s  %s\n", width+1, p[0]+":", p[1])
+		} else {
+			fmt.Fprintf(&b, "%s\t%s\n", p[0], tsvField(p[1]))
+		}
+	}
+	_, err := io.WriteString(h.stdout, b.String())
+	return err
+}
+
+func (h *herdCLI) doctorCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "check the herd: daemon, manifest drift, stale reports, directories, rules.json (exit 5 on a failure)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			home, err := h.home()
+			if err != nil {
+				return err
+			}
+			r, err := herd.Doctor(cmd.Context(), herd.ConnectOptions{Home: home})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				if r.Checks == nil {
+					r.Checks = []herd.DoctorCheck{}
+				}
+				if err := writeJSON(h.stdout, r); err != nil {
+					return err
+				}
+			} else if err := h.writeDoctor(r); err != nil {
+				return err
+			}
+			if !r.OK {
+				return exitcode.Silent(exitcode.Infra)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print {ok, level, herdDir, checks} as JSON")
+	return cmd
+}
+
+func (h *herdCLI) writeDoctor(r *herd.DoctorResult) error {
+	st := h.style()
+	if !st.tty {
+		tb := newTable("check", "level", "detail", "fix")
+		for _, c := range r.Checks {
+			tb.add(plain(c.Name), plain(c.Level), plain(c.Detail), plain(c.Fix))
+		}
+		return tb.write(h.stdout, st)
+	}
+	var b strings.Builder
+	for _, c := range r.Checks {
+		mark, color := "✓", ansiGreen
+		switch c.Level {
+		case "warn":
+			mark, color = "!", ansiYellow
+		case "fail":
+			mark, color = "✗", ansiRed
+		}
+		fmt.Fprintf(&b, "%s %s — %s\n", st.paint(color, mark), c.Name, c.Detail)
+		if c.Fix != "" && c.Level != "ok" {
+			fmt.Fprintf(&b, "    fix: %s\n", c.Fix)
+		}
+	}
+	switch r.Level {
+	case "fail":
+		b.WriteString(st.paint(ansiRed, "the herd has a problem (see the fixes above)") + "\n")
+	case "warn":
+		b.WriteString(st.paint(ansiYellow, "the herd works, with warnings") + "\n")
+	default:
+		b.WriteString(st.paint(ansiGreen, "the herd is healthy") + "\n")
+	}
+	_, err := io.WriteString(h.stdout, b.String())
+	return err
+}
+
+func (h *herdCLI) explainCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "explain NAME",
+		Short: "say which rule or hook report decided a member's state, and what its screen shows",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := herd.CheckName(args[0]); err != nil {
+				return err
+			}
+			return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {
+				r, err := c.Explain(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return writeJSON(h.stdout, r)
+				}
+				return h.writeExplain(r)
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print every reading, the evidence and the screen bottom as JSON")
+	return cmd
+}
+
+func (h *herdCLI) writeExplain(r *herd.ExplainResult) error {
+	st := h.style()
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (%s): %s, by %s\n", st.paint(ansiBold, r.Name), r.Engine,
+		st.paint(stateColor(r.State), stateLabel(r.State, r.BlockedOn)), r.Authority)
+	if r.Decided != "" {
+		fmt.Fprintf(&b, "why: %s\n", r.Decided)
+	}
+	reading := func(label string, rd *herd.Reading) {
+		if rd == nil {
+			return
+		}
+		fmt.Fprintf(&b, "%-8s %s", label+":", stateLabel(rd.State, rd.BlockedOn))
+		if rd.Rule != "" {
+			fmt.Fprintf(&b, "  rule %s", rd.Rule)
+		}
+		if rd.AtMs > 0 {
+			fmt.Fprintf(&b, "  at %s", time.UnixMilli(rd.AtMs).UTC().Format(time.RFC3339))
+		}
+		if rd.ExpiresMs > 0 {
+			fmt.Fprintf(&b, "  expires %s", time.UnixMilli(rd.ExpiresMs).UTC().Format(time.RFC3339))
+		}
+		b.WriteByte('\n')
+	}
+	reading("runtime", r.Runtime)
+	reading("hook", r.Hook)
+	reading("screen", r.Screen)
+	if r.Title != "" {
+		fmt.Fprintf(&b, "title:   %s\n", r.Title)
+	}
+	if len(r.Evidence) > 0 {
+		b.WriteString("matched:\n")
+		for _, l := range r.Evidence {
+			fmt.Fprintf(&b, "  │ %s\n", l)
+		}
+	}
+	if len(r.Bottom) > 0 {
+		b.WriteString("screen bottom:\n")
+		for _, l := range r.Bottom {
+			fmt.Fprintf(&b, "  │ %s\n", l)
+		}
+	}
+	_, err := io.WriteString(h.stdout, b.String())
+	return err
+}
+
+// ---- daemon -----------------------------------------------------------------------------------
+
+func (h *herdCLI) daemonCmd() *cobra.Command {
+	var foreground bool
+	cmd := &cobra.Command{
+		Use:   "daemon status|stop [--yes] | --foreground",
+		Short: "inspect or stop the herd daemon, or run it in the foreground for a service manager",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !foreground {
+				return usageErr("herd daemon needs a verb: mosh herd daemon status | stop [--yes] | --foreground")
+			}
+			home, err := h.home()
+			if err != nil {
+				return err
+			}
+			return runForegroundDaemon(cmd.Context(), home)
+		},
+	}
+	cmd.Flags().BoolVar(&foreground, "foreground", false, "run the daemon in this process (for systemd, launchd, containers)")
+
+	var statusJSON bool
+	status := &cobra.Command{
+		Use:   "status",
+		Short: "say whether the daemon runs, its pid, uptime, members and clients (never starts one)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			home, err := h.home()
+			if err != nil {
+				return err
+			}
+			r, err := herd.Probe(cmd.Context(), herd.ConnectOptions{Home: home})
+			if err != nil {
+				return err
+			}
+			if statusJSON {
+				return writeJSON(h.stdout, r)
+			}
+			st := h.style()
+			if !r.Running {
+				return h.writeFields([][2]string{{"running", "no"}, {"socket", r.Socket}, {"dir", st.abbrevHome(r.Dir)}})
+			}
+			return h.writeFields([][2]string{
+				{"running", "yes"},
+				{"pid", fmt.Sprint(r.Pid)},
+				{"uptime", fmtUptime(st, r.UptimeMs)},
+				{"members", fmt.Sprint(r.Members)},
+				{"live", fmt.Sprint(r.Live)},
+				{"clients", fmt.Sprint(r.Clients)},
+				{"socket", r.Socket},
+				{"dir", st.abbrevHome(r.Dir)},
+				{"version", orDash(r.Version)},
+			})
+		},
+	}
+	status.Flags().BoolVar(&statusJSON, "json", false, "print the daemon status as JSON")
+
+	var yes, stopJSON bool
+	stop := &cobra.Command{
+		Use:   "stop [--yes]",
+		Short: "stop the daemon (refuses while members run, unless --yes, which kills them)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			c, err := h.connectRunning(ctx)
+			if err != nil {
+				return err
+			}
+			if c == nil {
+				if stopJSON {
+					return writeJSON(h.stdout, herd.DaemonStopResult{})
+				}
+				fmt.Fprintln(h.stderr, "no herd daemon is running")
+				return nil
+			}
+			defer c.Close()
+			r, err := c.DaemonStop(ctx, yes)
+			if err != nil {
+				return err
+			}
+			if stopJSON {
+				return writeJSON(h.stdout, r)
+			}
+			if h.stdoutTTY {
+				msg := "herd daemon stopped"
+				if len(r.Killed) > 0 {
+					msg += " (killed " + strings.Join(r.Killed, ", ") + ")"
+				}
+				fmt.Fprintln(h.stdout, msg)
+			}
+			return nil
+		},
+	}
+	stop.Flags().BoolVarP(&yes, "yes", "y", false, "stop even though members run (they are killed)")
+	stop.Flags().BoolVar(&stopJSON, "json", false, "print {stopped, killed} as JSON")
+	cmd.AddCommand(status, stop)
+	return cmd
+}
+
+// runForegroundDaemon serves the herd in this process until SIGINT or SIGTERM (what service
+// managers send) or a client's `mosh herd daemon stop`.
+func runForegroundDaemon(ctx context.Context, home string) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return herd.ServeForeground(ctx, home)
+}
