@@ -1,0 +1,98 @@
+// Command mosh runs moshscript and drives the herd. This file is the one place where errors
+// become exit codes (runtime/exitcode) and messages reach stderr.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/mosh-dev/mosh/runtime/exitcode"
+)
+
+func main() {
+	os.Exit(int(execute(newGlobalState(), os.Args[1:])))
+}
+
+// execute runs one invocation and returns its exit code. Ctrl-C (or SIGTERM) cancels the
+// command's context, which ends a running script with 130; a second Ctrl-C exits at once.
+func execute(gs *globalState, args []string) (code exitcode.Code) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+
+	notify, stop, exit := gs.SignalNotify, gs.SignalStop, gs.Exit
+	if notify == nil || stop == nil {
+		notify, stop = func(chan<- os.Signal, ...os.Signal) {}, func(chan<- os.Signal) {}
+	}
+	if exit == nil {
+		exit = os.Exit
+	}
+	sigs := make(chan os.Signal, 2)
+	done := make(chan struct{})
+	notify(sigs, os.Interrupt, syscall.SIGTERM)
+	var release sync.Once
+	gs.releaseSignals = func() {
+		release.Do(func() {
+			stop(sigs)
+			close(done)
+		})
+	}
+	defer gs.releaseSignals()
+	go func() {
+		interrupted := false
+		for {
+			select {
+			case <-sigs:
+				if interrupted {
+					exit(int(exitcode.Interrupted))
+					return
+				}
+				interrupted = true
+				cancel(exitcode.New(exitcode.Interrupted, "interrupted"))
+			case <-done:
+				return
+			}
+		}
+	}()
+
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(gs.Stderr, "mosh: internal error: %v (this is a bug in mosh; please report it)\n", r)
+			code = exitcode.Infra
+		}
+	}()
+	root := newRootCommand(gs, args)
+	root.SetArgs(args)
+	root.SetIn(gs.Stdin)
+	root.SetOut(gs.Stdout)
+	root.SetErr(gs.Stderr)
+	err := root.ExecuteContext(ctx)
+	if err != nil && !hasCode(err) && isCobraUsageError(err) {
+		err = exitcode.Wrap(err, exitcode.Usage)
+	}
+	if err != nil && !exitcode.IsSilent(err) {
+		fmt.Fprintf(gs.Stderr, "mosh: %s\n", strings.TrimRight(err.Error(), "\n"))
+	}
+	return exitcode.Of(err)
+}
+
+func hasCode(err error) bool {
+	var e *exitcode.Error
+	return errors.As(err, &e)
+}
+
+// isCobraUsageError recognises the errors cobra itself makes for bad command lines (argument
+// validators and unknown subcommands), which carry no exit code of their own.
+func isCobraUsageError(err error) bool {
+	msg := err.Error()
+	for _, prefix := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least", "requires at most", "invalid argument", "flag needs an argument", "bad flag syntax"} {
+		if strings.HasPrefix(msg, prefix) {
+			return true
+		}
+	}
+	return false
+}

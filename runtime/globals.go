@@ -1,0 +1,211 @@
+package runtime
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dop251/goja"
+)
+
+// installGlobals adds what every moshscript sees regardless of builtins: console, timers,
+// queueMicrotask and exit.
+func installGlobals(v *vu) {
+	vm := v.vm
+	must(vm.Set("console", newConsole(v)))
+	must(vm.Set("setTimeout", func(call goja.FunctionCall) goja.Value { return setTimer(v, call, false) }))
+	must(vm.Set("setInterval", func(call goja.FunctionCall) goja.Value { return setTimer(v, call, true) }))
+	clear := func(call goja.FunctionCall) goja.Value {
+		if id := call.Argument(0); !goja.IsUndefined(id) && !goja.IsNull(id) {
+			v.loop.clearTimer(id.ToInteger())
+		}
+		return goja.Undefined()
+	}
+	must(vm.Set("clearTimeout", clear))
+	must(vm.Set("clearInterval", clear))
+	must(vm.Set("exit", func(call goja.FunctionCall) goja.Value {
+		code := 0
+		if a := call.Argument(0); !goja.IsUndefined(a) {
+			f := a.ToFloat()
+			if f != math.Trunc(f) || f < 0 || f > 255 {
+				panic(vm.NewTypeError("exit(code): code must be an integer from 0 to 255, got %s", a.String()))
+			}
+			code = int(f)
+		}
+		v.loop.exit = &exitRequest{code: code}
+		vm.Interrupt(v.loop.exit)
+		return goja.Undefined()
+	}))
+	// queueMicrotask rides on the promise job queue so it interleaves with promise reactions in
+	// the order the spec gives them. A throwing task surfaces as an unhandled rejection.
+	qm, err := vm.RunProgram(queueMicrotaskProgram())
+	must(err)
+	must(vm.Set("queueMicrotask", qm))
+}
+
+// queueMicrotaskProgram is compiled once per process: a Program can run in many runtimes.
+var queueMicrotaskProgram = sync.OnceValue(func() *goja.Program {
+	return goja.MustCompile("queueMicrotask", `(function queueMicrotask(fn) {
+		if (typeof fn !== "function") throw new TypeError("queueMicrotask(fn): fn must be a function");
+		Promise.resolve().then(() => fn());
+	})`, true)
+})
+
+func must(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
+
+// setTimer implements setTimeout/setInterval(fn, ms, ...args).
+func setTimer(v *vu, call goja.FunctionCall, repeat bool) goja.Value {
+	name := "setTimeout"
+	if repeat {
+		name = "setInterval"
+	}
+	fn, ok := goja.AssertFunction(call.Argument(0))
+	if !ok {
+		panic(v.vm.NewTypeError("%s(fn, ms, ...args): fn must be a function", name))
+	}
+	ms := call.Argument(1).ToFloat()
+	if math.IsNaN(ms) || ms < 0 {
+		ms = 0
+	}
+	var extra []goja.Value
+	if len(call.Arguments) > 2 {
+		extra = append(extra, call.Arguments[2:]...)
+	}
+	d := time.Duration(ms * float64(time.Millisecond))
+	id := v.loop.addTimer(d, repeat, func() error {
+		_, err := fn(goja.Undefined(), extra...)
+		return err
+	})
+	return v.vm.ToValue(id)
+}
+
+// console writes without timestamps: log/info/debug to stdout, warn/error to stderr.
+func newConsole(v *vu) *goja.Object {
+	c := v.vm.NewObject()
+	out := func(w func() io.Writer) func(goja.FunctionCall) goja.Value {
+		return func(call goja.FunctionCall) goja.Value {
+			line := FormatArgs(v.vm, call.Arguments)
+			_, _ = io.WriteString(w(), line+"\n")
+			return goja.Undefined()
+		}
+	}
+	stdout := func() io.Writer { return v.stdout }
+	stderr := func() io.Writer { return v.stderr }
+	for name, w := range map[string]func() io.Writer{
+		"log": stdout, "info": stdout, "debug": stdout, "trace": stderr,
+		"warn": stderr, "error": stderr,
+	} {
+		must(c.Set(name, out(w)))
+	}
+	return c
+}
+
+// FormatArgs renders console.log's arguments: printf-style directives when the first argument
+// is a string containing %, then the rest inspected and joined by spaces (strings bare).
+func FormatArgs(vm *goja.Runtime, args []goja.Value) string {
+	if len(args) == 0 {
+		return ""
+	}
+	var parts []string
+	rest := args
+	if s, ok := args[0].Export().(string); ok && strings.Contains(s, "%") && len(args) > 1 {
+		formatted, used := sprintf(vm, s, args[1:])
+		parts = append(parts, formatted)
+		rest = args[1+used:]
+	} else {
+		parts = append(parts, inspectTop(vm, args[0]))
+		rest = args[1:]
+	}
+	for _, a := range rest {
+		parts = append(parts, inspectTop(vm, a))
+	}
+	return strings.Join(parts, " ")
+}
+
+func inspectTop(vm *goja.Runtime, v goja.Value) string {
+	if _, ok := v.(*goja.Symbol); ok {
+		return Inspect(vm, v)
+	}
+	if s, ok := v.Export().(string); ok && !isObject(v) {
+		return s
+	}
+	return Inspect(vm, v)
+}
+
+func isObject(v goja.Value) bool {
+	_, ok := v.(*goja.Object)
+	return ok
+}
+
+// sprintf handles %s %d %i %f %j %o %O %c %%; it returns how many arguments it consumed.
+func sprintf(vm *goja.Runtime, f string, args []goja.Value) (string, int) {
+	var b strings.Builder
+	used := 0
+	for i := 0; i < len(f); i++ {
+		if f[i] != '%' || i+1 >= len(f) {
+			b.WriteByte(f[i])
+			continue
+		}
+		verb := f[i+1]
+		if verb == '%' {
+			b.WriteByte('%')
+			i++
+			continue
+		}
+		if !strings.ContainsRune("sdifjoOc", rune(verb)) {
+			b.WriteByte('%')
+			continue
+		}
+		i++
+		if verb == 'c' { // CSS styling: consumed, not printed
+			used++
+			continue
+		}
+		if used >= len(args) {
+			b.WriteByte('%')
+			b.WriteByte(verb)
+			continue
+		}
+		a := args[used]
+		used++
+		switch verb {
+		case 's':
+			b.WriteString(inspectTop(vm, a))
+		case 'd', 'i':
+			n := a.ToFloat()
+			if verb == 'i' {
+				n = math.Trunc(n)
+			}
+			b.WriteString(vm.ToValue(n).String())
+		case 'f':
+			b.WriteString(vm.ToValue(a.ToFloat()).String())
+		case 'j':
+			b.WriteString(jsonString(vm, a))
+		default:
+			b.WriteString(Inspect(vm, a))
+		}
+	}
+	return b.String(), used
+}
+
+func jsonString(vm *goja.Runtime, v goja.Value) (s string) {
+	defer func() {
+		if r := recover(); r != nil {
+			s = "[Circular]"
+		}
+	}()
+	j := vm.Get("JSON").ToObject(vm)
+	stringify, _ := goja.AssertFunction(j.Get("stringify"))
+	res, err := stringify(j, v)
+	if err != nil {
+		return fmt.Sprintf("[%v]", err)
+	}
+	return res.String()
+}
