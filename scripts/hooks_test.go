@@ -1123,7 +1123,7 @@ func (g *gen) settings(withHooks bool) *ordered {
 }
 
 func TestPropertyInstallRemoveRoundTrip(t *testing.T) {
-	iterations := 150
+	iterations := 100
 	if testing.Short() {
 		iterations = 25
 	}
