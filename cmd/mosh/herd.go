@@ -89,9 +89,18 @@ func (h *herdCLI) connect(ctx context.Context) (*herd.Client, error) {
 
 // connectRunning dials the daemon only if one runs; (nil, nil) when none answers.
 func (h *herdCLI) connectRunning(ctx context.Context) (*herd.Client, error) {
+	return h.connectRunningFor(ctx, "")
+}
+
+// connectRunningFor is connectRunning for the herd whose directory is herdDir ($MOSH_HOME/herd, as
+// members see it in MOSH_HERD_DIR); an empty herdDir means the command's own MOSH_HOME.
+func (h *herdCLI) connectRunningFor(ctx context.Context, herdDir string) (*herd.Client, error) {
 	home, err := h.home()
 	if err != nil {
 		return nil, err
+	}
+	if herdDir != "" {
+		home = filepath.Dir(filepath.Clean(herdDir))
 	}
 	c, err := herd.Connect(ctx, herd.ConnectOptions{Home: home, NoStart: true})
 	if err != nil {
@@ -805,6 +814,9 @@ func (h *herdCLI) restoreCmd() *cobra.Command {
 // message, which the ledger truncates at 8000 characters anyway).
 const maxReportPayload = 1 << 20
 
+// reportDeadline bounds a whole report (connect + deliver); hooks run it synchronously.
+const reportDeadline = 3 * time.Second
+
 func (h *herdCLI) reportCmd() *cobra.Command {
 	var ttl, payload string
 	var asJSON bool
@@ -847,9 +859,14 @@ report is dropped silently (exit 0): there is no member to report on. A report l
 			if ctx == nil {
 				ctx = context.Background()
 			}
+			// A hook waits on this command: a hung daemon must not hold the engine's turn for the
+			// hook's whole timeout, so the report gives up after reportDeadline.
+			ctx, cancel := context.WithTimeout(ctx, reportDeadline)
+			defer cancel()
 			// A hook must never start a daemon just to drop a report: with no daemon there is no
-			// member to report on.
-			c, err := h.connectRunning(ctx)
+			// member to report on. Inside a member, MOSH_HERD_DIR names the herd that owns it even
+			// when the engine runs with another HOME or MOSH_HOME.
+			c, err := h.connectRunningFor(ctx, h.getenv("MOSH_HERD_DIR"))
 			if err != nil || c == nil {
 				return err
 			}

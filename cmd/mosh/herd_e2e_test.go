@@ -429,6 +429,21 @@ func TestHerdReport(t *testing.T) {
 		t.Fatalf("report with a non-JSON payload: exit %d, want 1", code)
 	}
 
+	// A hook inside a member may run with another HOME/MOSH_HOME (engines are often isolated):
+	// MOSH_HERD_DIR, which the member carries, still finds the herd that owns it.
+	lost := &herdEnv{t: t, mosh: e.mosh, home: e.home}
+	for _, kv := range e.env {
+		if !strings.HasPrefix(kv, "MOSH_HOME=") && !strings.HasPrefix(kv, "HOME=") {
+			lost.env = append(lost.env, kv)
+		}
+	}
+	elsewhere := t.TempDir()
+	lost.env = append(lost.env, "HOME="+elsewhere, "MOSH_HOME="+elsewhere, "MOSH_HERD_DIR="+filepath.Join(e.home, "herd"))
+	lost.ok("herd", "report", "m", "blocked:question")
+	if m := findMember(e.ps(), "m"); m == nil || m.State != herd.StateBlocked || m.BlockedOn != "question" {
+		t.Fatalf("a report through MOSH_HERD_DIR did not reach the member's herd: %+v", m)
+	}
+
 	// A blocked member refuses a prompt unless it is an answer.
 	e.ok("herd", "report", "m", "blocked:permission")
 	_, errs, code := e.run("herd", "prompt", "m", "hello")
