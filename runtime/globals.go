@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -44,6 +46,63 @@ func installGlobals(v *vu) {
 	qm, err := vm.RunProgram(queueMicrotaskProgram())
 	must(err)
 	must(vm.Set("queueMicrotask", qm))
+	fixJSONStringifyIndent(vm)
+}
+
+// fixJSONStringifyIndent replaces JSON.stringify with one that indents correctly. goja's own
+// indents everything after an empty [] or {} one level too deep (JSON.stringify({a:[],b:{c:1}},
+// null, 2)), which corrupts every pretty-printed file a script writes. goja still produces the
+// compact text (so replacers, toJSON and errors behave exactly as before); Go's json.Indent lays
+// it out, and its layout is the one the spec gives ("[]" and "{}" for empty containers).
+func fixJSONStringifyIndent(vm *goja.Runtime) {
+	jsonObj := vm.Get("JSON").ToObject(vm)
+	native, ok := goja.AssertFunction(jsonObj.Get("stringify"))
+	if !ok {
+		return
+	}
+	must(jsonObj.Set("stringify", func(call goja.FunctionCall) goja.Value {
+		gap := jsonGap(call.Argument(2))
+		if gap == "" {
+			return must1(native(goja.Undefined(), call.Arguments...))
+		}
+		compact := must1(native(goja.Undefined(), call.Argument(0), call.Argument(1)))
+		if goja.IsUndefined(compact) {
+			return compact
+		}
+		var out bytes.Buffer
+		if err := json.Indent(&out, []byte(compact.String()), "", gap); err != nil {
+			return compact // cannot happen for goja's own output; never lose the value
+		}
+		return vm.ToValue(out.String())
+	}))
+}
+
+// must1 rethrows a JS exception from a native call unchanged (it is already a goja value).
+func must1(v goja.Value, err error) goja.Value {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// jsonGap is JSON.stringify's space argument as the spec reads it: a number gives that many
+// spaces (at most 10), a string its first 10 characters, anything else no indentation.
+func jsonGap(space goja.Value) string {
+	if space == nil || goja.IsUndefined(space) || goja.IsNull(space) {
+		return ""
+	}
+	switch x := space.Export().(type) {
+	case int64:
+		return strings.Repeat(" ", int(min(max(x, 0), 10)))
+	case float64:
+		return strings.Repeat(" ", int(min(max(math.Trunc(x), 0), 10)))
+	case string:
+		if r := []rune(x); len(r) > 10 {
+			return string(r[:10])
+		}
+		return x
+	}
+	return ""
 }
 
 // queueMicrotaskProgram is compiled once per process: a Program can run in many runtimes.
