@@ -607,7 +607,7 @@ for (const word of ["alpha", "beta"]) {
   herdPrompt("fe", "say", word)
   const st = await herdWait("fe", {timeout: "60s"})
   const screen = herdRead("fe", {lines: 40})
-  console.log(word, st, screen.includes("> say " + word), screen.includes("● say " + word))
+  console.log(word, st, screen.includes("❯ say " + word), screen.includes("● say " + word))
 }
 `, e.fake)
 	if err := os.WriteFile(script, []byte(src), 0o600); err != nil {

@@ -261,7 +261,7 @@ func TestClaudeStyleScreensAndHooks(t *testing.T) {
 		_, _ = m.tr.Report(state.HookReport{Payload: h.Raw})
 	}
 	m.waitFor(state.Blocked, state.Permission, state.Hook)
-	m.send("3")
+	m.send("4")
 	f = m.waitFor(state.Idle, "", state.ScreenAuth)
 	if f.Hook == nil || f.Hook.EndedBy != "claude.idle.interrupted" {
 		t.Fatalf("the screen should have ended the hook's blocked: %+v", f.Hook)

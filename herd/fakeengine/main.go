@@ -6,12 +6,22 @@
 // interrupted lines, and hook commands run from a settings file with the
 // JSON payloads and in the order the real Claude Code fires them.
 //
+// The screens follow the real Claude Code 2.1.332 and Codex 0.171.0 as
+// captured in conformance/engines/screens: Claude's "❯" + NBSP input box
+// between two rules, prompts echoed as "❯ <prompt>", the dialog's Tip line
+// and four choices, "⎿ " + NBSP result lines, "✻ Brewed for 1s · done" lines;
+// Codex's title and status line that keep the first prompt, the "⚠ 1
+// warning" footer note, no Working line while text streams, and API errors
+// as the provider's raw JSON after "■ ".
+//
 // Trigger words in a prompt script the turn:
 //
-//	slow     a long turn (--slow)
-//	perm     a Bash permission dialog: 1/2/Enter approve, 3/Esc deny
+//	slow     a long turn (--slow) that streams "slow part N of 30." text
+//	perm     a Bash permission dialog. Claude: 1/2/3/y/Enter approve,
+//	         4/n/Esc deny. Codex: 1/2/y/p/Enter approve, 3/n/Esc deny
 //	ask      an AskUserQuestion menu: 1-4/Enter answer, Esc cancel
-//	fail     an API error line (StopFailure)
+//	fail     an API error (Claude: a "● API Error: 400 …" line and
+//	         StopFailure; Codex: "■ {"error":…}" and no hook)
 //	exit N   exit with code N (SessionEnd)
 //	other    a reply "● <text>" and a done line
 //
@@ -141,21 +151,29 @@ type engine struct {
 	input      []rune
 	transcript []string
 	turn       int // bumps on every new turn or interrupt; stale timers compare it
+	submitted  int // prompts submitted so far
 	started    time.Time
 	prompt     string
-	spin       int
-	sel        int
-	tokens     int
-	exitCode   int
-	quit       bool
-	hooksOff   bool
-	tickStop   chan struct{}
-	idleTimer  *time.Timer
+	// firstPrompt names the Codex thread (title and status line).
+	firstPrompt string
+	// streaming: the running turn streams its answer (a slow turn).
+	streaming bool
+	// pending is where the tool call shown with an open permission dialog
+	// starts in the transcript (-1: none).
+	pending   int
+	spin      int
+	sel       int
+	tokens    int
+	exitCode  int
+	quit      bool
+	hooksOff  bool
+	tickStop  chan struct{}
+	idleTimer *time.Timer
 }
 
 func run(cfg config) int {
 	cwd, _ := os.Getwd()
-	e := &engine{cfg: cfg, events: make(chan func(), 64), cwd: cwd, session: newID()}
+	e := &engine{cfg: cfg, events: make(chan func(), 64), cwd: cwd, session: newID(), pending: -1}
 	e.cols, e.rows = 120, 40
 	if c, r, err := term.GetSize(1); err == nil && c > 0 && r > 0 {
 		e.cols, e.rows = c, r
@@ -347,25 +365,26 @@ func (e *engine) onKey(key string) {
 			e.draw()
 		}
 	case modePerm:
-		switch key {
-		case "1", "2", "y", "p":
+		// The last choice is No: Claude 4 (3 switches to auto mode and
+		// approves), Codex 3.
+		last := e.permOptions()
+		switch {
+		case key == "y" || key == "p" || (len(key) == 1 && key[0] >= '1' && int(key[0]-'0') < last):
 			e.approve()
-		case "3", "n", "esc":
+		case key == "n" || key == "esc" || key == "ctrl-c" || key == strconv.Itoa(last):
 			e.deny()
-		case "enter":
-			if e.sel == 2 {
+		case key == "enter":
+			if e.sel == last-1 {
 				e.deny()
 			} else {
 				e.approve()
 			}
-		case "up":
+		case key == "up":
 			e.sel = max(0, e.sel-1)
 			e.draw()
-		case "down":
-			e.sel = min(2, e.sel+1)
+		case key == "down":
+			e.sel = min(last-1, e.sel+1)
 			e.draw()
-		case "ctrl-c":
-			e.deny()
 		}
 	case modeAsk:
 		switch key {
@@ -401,7 +420,20 @@ func (e *engine) onKey(key string) {
 
 var exitRE = regexp.MustCompile(`\bexit (\d+)\b`)
 
-var verbs = []string{"Stewing", "Perambulating", "Tinkering", "Cooking", "Pondering"}
+// Claude's spinner verbs while working, and its past-tense verbs on the done
+// line ("✻ Brewed for 1s · done 1:10 PM"), as the real 2.1.332 drew them.
+var (
+	workingVerbs = []string{"Transmuting", "Forming", "Stewing", "Perambulating", "Tinkering"}
+	doneVerbs    = []string{"Brewed", "Cooked", "Cogitated", "Worked", "Sautéed"}
+)
+
+// slowParts is how many sentences a slow turn streams, as the conformance
+// fake model does ("slow part 1 of 30. …").
+const slowParts = 30
+
+// nbsp: Claude draws its input box as "❯" + U+00A0 and its "⎿" result lines
+// with one after the glyph.
+const nbsp = "\u00a0"
 
 func (e *engine) submit(text string) {
 	if m := exitRE.FindStringSubmatch(text); m != nil {
@@ -413,29 +445,95 @@ func (e *engine) submit(text string) {
 	e.stopIdleNotify()
 	e.prompt = text
 	e.turn++
+	e.submitted++
 	e.tokens = 0
 	e.started = time.Now()
 	firstLine, _, _ := strings.Cut(text, "\n")
+	if e.firstPrompt == "" {
+		// Codex names the thread after the first prompt and keeps that name
+		// in its title and status line for the whole session.
+		e.firstPrompt = firstLine
+	}
 	if e.cfg.style == "codex" {
-		e.add("› "+firstLine, "")
+		e.add("› "+firstLine, "", "")
 	} else {
-		e.add("> "+firstLine, "")
+		e.add("❯ "+firstLine, "")
 	}
 	e.fire("UserPromptSubmit", map[string]any{"prompt": text})
+	perm, ask, fail := strings.Contains(text, "perm"), strings.Contains(text, "ask"), strings.Contains(text, "fail")
+	// A slow answer streams: its text grows on screen while the turn runs
+	// (Codex then shows no "Working" line, only the title spinner).
+	e.streaming = !perm && !ask && !fail && strings.Contains(text, "slow")
 	e.setWorking()
 	id := e.turn
 	switch {
-	case strings.Contains(text, "perm"):
+	case perm:
 		e.after(e.cfg.turn/2, id, e.askPermission)
-	case strings.Contains(text, "ask"):
+	case ask:
 		e.after(e.cfg.turn/2, id, e.askQuestion)
-	case strings.Contains(text, "fail"):
+	case fail:
 		e.after(e.cfg.turn, id, e.apiError)
-	case strings.Contains(text, "slow"):
-		e.after(e.cfg.slow, id, func() { e.finish("Finished the slow task: " + firstLine) })
+	case e.streaming:
+		e.after(e.cfg.slow, id, func() { e.finish(e.streamed(slowParts)) })
 	default:
 		e.after(e.cfg.turn, id, func() { e.finish(firstLine) })
 	}
+}
+
+// streamed is the first n sentences of a slow answer.
+func (e *engine) streamed(n int) string {
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = fmt.Sprintf("slow part %d of %d.", i+1, slowParts)
+	}
+	return strings.Join(parts, " ")
+}
+
+// streamedSoFar is how much of a slow answer has arrived: it grows evenly
+// over --slow, starting with one sentence.
+func (e *engine) streamedSoFar() string {
+	n := 1
+	if e.cfg.slow > 0 {
+		n += int(float64(slowParts) * float64(time.Since(e.started)) / float64(e.cfg.slow))
+	}
+	return e.streamed(min(n, slowParts))
+}
+
+// liveReply is the answer streaming in, drawn under the transcript.
+func (e *engine) liveReply() []string {
+	if e.mode != modeWorking || !e.streaming {
+		return nil
+	}
+	return e.reply(e.streamedSoFar())
+}
+
+// reply renders an answer the way the engine wraps it: "● " (Codex "• ")
+// then continuation lines indented by two.
+func (e *engine) reply(text string) []string {
+	bullet := "● "
+	if e.cfg.style == "codex" {
+		bullet = "• "
+	}
+	return wrap(bullet+text, e.cols, "  ")
+}
+
+// wrap breaks s into lines of at most width runes at spaces; continuation
+// lines start with indent.
+func wrap(s string, width int, indent string) []string {
+	var out []string
+	line := ""
+	for _, w := range strings.Split(s, " ") {
+		switch {
+		case line == "":
+			line = w
+		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(w) <= width:
+			line += " " + w
+		default:
+			out = append(out, line)
+			line = indent + w
+		}
+	}
+	return append(out, line)
 }
 
 // after runs f on the loop after d unless the turn changed meanwhile.
@@ -489,17 +587,32 @@ func (e *engine) stopWorking(next mode) {
 	}
 }
 
+func (e *engine) permCommand() string {
+	if e.cfg.style == "codex" {
+		return "touch codex-perm.txt"
+	}
+	return "touch perm.txt"
+}
+
 func (e *engine) toolInput() map[string]any {
 	if e.cfg.style == "codex" {
-		return map[string]any{"command": "touch codex-perm.txt"}
+		return map[string]any{"command": e.permCommand()}
 	}
-	return map[string]any{"command": "touch perm.txt", "description": "Create an empty file named perm.txt"}
+	return map[string]any{"command": e.permCommand(), "description": "Create perm.txt"}
 }
 
 func (e *engine) askPermission() {
 	e.fire("PreToolUse", map[string]any{"tool_name": "Bash", "tool_input": e.toolInput(), "tool_use_id": "toolu_" + e.session[:8]})
 	e.stopWorking(modePerm)
 	e.sel = 0
+	// The pending tool call shows above the dialog; approving or denying
+	// replaces it with its outcome.
+	e.pending = len(e.transcript)
+	if e.cfg.style == "codex" {
+		e.add("• Running "+e.permCommand(), "")
+	} else {
+		e.add("● Creating perm.txt", "  ⎿  $ "+e.permCommand(), "")
+	}
 	extra := map[string]any{"tool_name": "Bash", "tool_input": e.toolInput()}
 	if e.cfg.style == "claude" {
 		extra["permission_suggestions"] = []any{map[string]any{"type": "addDirectories", "directories": []string{e.cwd}}}
@@ -507,6 +620,24 @@ func (e *engine) askPermission() {
 	e.fire("PermissionRequest", extra)
 	e.draw()
 	e.notifyWhileOpen(modePerm)
+}
+
+// settlePending drops the pending tool call lines drawn with the dialog.
+func (e *engine) settlePending() {
+	if e.pending >= 0 && e.pending <= len(e.transcript) {
+		e.transcript = e.transcript[:e.pending]
+	}
+	e.pending = -1
+}
+
+// permOptions is how many choices the permission dialog offers: Claude
+// Yes / always allow / switch to auto mode / No, Codex Yes / don't ask again
+// / No.
+func (e *engine) permOptions() int {
+	if e.cfg.style == "codex" {
+		return 3
+	}
+	return 4
 }
 
 func (e *engine) askQuestion() {
@@ -534,19 +665,26 @@ func (e *engine) notifyWhileOpen(m mode) {
 }
 
 func (e *engine) approve() {
+	e.settlePending()
 	if e.cfg.style == "codex" {
-		e.add("✔ You approved codex to run touch codex-perm.txt this time", "")
+		e.add("✔ You approved codex to run "+e.permCommand()+" this time", "")
 	} else {
-		e.add("● Bash(touch perm.txt)")
+	}
+	running := len(e.transcript)
+	if e.cfg.style == "claude" {
+		e.add("● Bash("+e.permCommand()+")", "  ⎿  Running…", "")
 	}
 	e.setWorking()
 	e.after(e.cfg.turn/2, e.turn, func() {
 		e.fire("PostToolUse", map[string]any{"tool_name": "Bash", "tool_input": e.toolInput(),
 			"tool_response": map[string]any{"stdout": "", "stderr": "", "interrupted": false}})
 		if e.cfg.style == "codex" {
-			e.add("• Ran touch codex-perm.txt", "  └ (no output)", "")
+			e.add("• Ran "+e.permCommand(), "  └ (no output)", "")
 		} else {
-			e.add("  ⎿  (No content)", "")
+			// Claude folds the finished call into one summary line (hook
+			// failure lines printed meanwhile stay).
+			e.transcript = append(e.transcript[:running:running], e.transcript[running+3:]...)
+			e.add("  Ran 1 shell command", "")
 		}
 		e.finish("Created the file.")
 	})
@@ -556,32 +694,50 @@ func (e *engine) answer() {
 	choice := []string{"Red", "Blue", "Something else", "Chat"}[e.sel]
 	e.fire("PostToolUse", map[string]any{"tool_name": "AskUserQuestion",
 		"tool_response": map[string]any{"answers": map[string]string{"Which color should the button be?": choice}}})
-	e.add("● User answered Claude's questions:", "  ⎿  · Which color should the button be? → "+choice, "")
+	if e.cfg.style == "codex" {
+		e.add("• You answered: "+choice, "")
+	} else {
+		e.add("● Answered Claude's questions:", "  ⎿ "+nbsp+"· Which color should the button be? → "+choice, "")
+	}
 	e.setWorking()
 	e.after(e.cfg.turn/2, e.turn, func() { e.finish("You picked " + choice + ".") })
 }
 
 // deny ends a dialog without any hook, as the real engines do.
 func (e *engine) deny() {
+	wasPerm := e.mode == modePerm
 	e.turn++
 	e.stopWorking(modeIdle)
-	if e.cfg.style == "codex" {
-		e.add("✗ You canceled the request to run touch codex-perm.txt", "",
+	e.settlePending()
+	switch {
+	case e.cfg.style == "codex" && wasPerm:
+		e.add("✗ You canceled the request to run "+e.permCommand(), "",
+			"• Exited (status 1) "+e.permCommand(), "  └ (no output)", "",
 			"■ Conversation interrupted - use /feedback if something went wrong", "")
-	} else {
-		e.add("● Bash(touch perm.txt)", "  Did not run 1 call", "  ⎿  Interrupted · What should Claude do instead?", "")
+	case e.cfg.style == "codex":
+		e.add("■ Conversation interrupted - use /feedback if something went wrong", "")
+	case wasPerm:
+		e.add("  Did not run 1 call", "  ⎿ "+nbsp+"$ "+e.permCommand(), "  ⎿ "+nbsp+"Interrupted · What should Claude do instead?", "")
+	default:
+		e.add("  ⎿ "+nbsp+"Interrupted · What should Claude do instead?", "")
 	}
 	e.draw()
 }
 
-// interrupt is Esc while working: no hook fires.
+// interrupt is Esc while working: no hook fires. What had streamed stays.
 func (e *engine) interrupt() {
+	live := e.liveReply()
 	e.turn++
 	e.stopWorking(modeIdle)
 	if e.cfg.style == "codex" {
+		if len(live) > 0 {
+			e.add(live...)
+			e.add("")
+		}
 		e.add("■ Conversation interrupted - use /feedback if something went wrong", "")
 	} else {
-		e.add("  ⎿  Interrupted · What should Claude do instead?", "")
+		e.add(live...)
+		e.add("  ⎿ "+nbsp+"Interrupted · What should Claude do instead?", "")
 	}
 	e.draw()
 }
@@ -592,12 +748,12 @@ func (e *engine) finish(reply string) {
 	e.stopWorking(modeIdle)
 	e.fire("Stop", map[string]any{"stop_hook_active": false, "last_assistant_message": reply,
 		"background_tasks": []any{}, "session_crons": []any{}})
-	clock := time.Now().Format("3:04 PM")
+	e.add(e.reply(reply)...)
 	if e.cfg.style == "codex" {
-		e.add("• "+reply, "", fmt.Sprintf("  Worked for %s • %s", codexDuration(elapsed), time.Now().Format("15:04")), "")
+		e.add("", fmt.Sprintf("  Worked for %s • %s", codexDuration(elapsed), time.Now().Format("15:04")), "")
 	} else {
-		verb := verbs[e.turn%len(verbs)]
-		e.add("● "+reply, "", fmt.Sprintf("✻ %sed for %ds · done %s", strings.TrimSuffix(strings.TrimSuffix(verb, "ing"), "e"), int(elapsed.Seconds()), clock), "")
+		verb := doneVerbs[e.turn%len(doneVerbs)]
+		e.add("", fmt.Sprintf("✻ %s for %ds · done %s", verb, int(elapsed.Seconds()), time.Now().Format("3:04 PM")), "")
 	}
 	e.draw()
 	e.armIdleNotify()
@@ -610,14 +766,19 @@ func codexDuration(d time.Duration) string {
 	return fmt.Sprintf("%ds", int(d.Seconds()))
 }
 
+const apiErrorMessage = "fake failure: the fake model rejected this request"
+
 func (e *engine) apiError() {
 	e.turn++
 	e.stopWorking(modeIdle)
-	msg := `API Error: 400 {"type":"error","error":{"type":"invalid_request_error","message":"fake failure"}}`
 	if e.cfg.style == "codex" {
-		// Codex has no StopFailure event; the screen alone shows the error.
-		e.add("■ unexpected status 400 Bad Request: fake failure", "")
+		// Codex prints the provider's error body raw and fires no hook at
+		// all: no Stop, and it has no StopFailure event.
+		body := `{"error":{"code":null,"message":"` + apiErrorMessage + `","param":null,"type":"invalid_request_error"}}`
+		e.add(wrap("■ "+body, e.cols, "")...)
+		e.add("")
 	} else {
+		msg := "API Error: 400 " + apiErrorMessage
 		e.fire("StopFailure", map[string]any{"error": "unknown", "last_assistant_message": msg})
 		e.add("● "+msg, "")
 	}
@@ -786,16 +947,19 @@ var (
 func (e *engine) title() string {
 	dir := filepath.Base(e.cwd)
 	if e.cfg.style == "codex" {
-		p, _, _ := strings.Cut(e.prompt, "\n")
+		// The thread keeps the first prompt's name: "⠇ say hi | proj" even
+		// while a later prompt runs.
+		name := dir
+		if e.firstPrompt != "" {
+			name = e.firstPrompt + " | " + dir
+		}
 		switch {
 		case e.mode == modePerm || e.mode == modeAsk:
-			return "[ . ] Action Required | " + dir
+			return "[ . ] Action Required | " + name
 		case e.mode == modeWorking:
-			return braille[e.spin%len(braille)] + " " + p + " | " + dir
-		case p != "":
-			return p + " | " + dir
+			return braille[e.spin%len(braille)] + " " + name
 		}
-		return dir
+		return name
 	}
 	if e.mode == modeWorking {
 		return titleSpinner[e.spin%len(titleSpinner)] + " Claude Code"
@@ -803,26 +967,30 @@ func (e *engine) title() string {
 	return "✳ Claude Code"
 }
 
+// codexLogo is part of the braille art Codex draws on an empty session.
+// Braille on the screen is not a spinner: only the title's is.
+var codexLogo = []string{
+	"                                                       ⣀⣤⣤⣤⣀⣀",
+	"                                                    ⣠⣶⣿⣿⣿⣿⣿⣿⣿⣿⣦⣤⣤⣤⣤⣤⣤⡀",
+	"                                                  ⢀⣾⣿⣿⠿⠋⠉⠉⢉⣭⣿⣿⣿⣿⣿⠿⣿⣿⣿⣿⣷⣄",
+	"                                              ⠘⣿⣿⣷ ⠈⠛⢿⣿⣿⣿⠿⠋⠉ ⣠⣴⣿⣿⣿  ⣿⣿⣿⣿⣿⠟⠁",
+	"                                                   ⠙⠛⠛⠛⠻⠛⢿⣿⣿⣿⣿⣷⣾⣿⣿⣿⡿⠏",
+}
+
 func (e *engine) header() []string {
 	if e.cfg.style == "codex" {
-		return []string{
-			"╭──────────────────────────────────────────────╮",
-			"│ >_ OpenAI Codex (v0.171.0)                   │",
-			"│                                              │",
-			"│ model:     gpt-fake   /model to change       │",
-			fmt.Sprintf("│ directory: %-34s│", clip(e.cwd, 34)),
-			"╰──────────────────────────────────────────────╯",
-			"",
+		h := []string{"", "  >_ OpenAI Codex (v0.171.0)", "     " + e.cwd, "", ""}
+		if e.submitted == 0 {
+			h = append(append(h, "", "", "", "", "", ""), codexLogo...)
 		}
+		return h
 	}
 	return []string{
-		"╭─── Claude Code v2.1.332 ─────────────────────────────────────────╮",
-		"│                          Welcome back!                           │",
-		"│                             ▐▛███▜▌                              │",
-		"│                            ▝▜█████▛▘                             │",
-		"│                              ▘▘ ▝▝                               │",
-		fmt.Sprintf("│   Opus 5.5 · API Usage Billing · %-31s │", clip(e.cwd, 31)),
-		"╰──────────────────────────────────────────────────────────────────╯",
+		"",
+		" ▐▛███▛█   Claude Code v2.1.332",
+		"▝▜██████▀  Opus 5.5 · API Usage Billing",
+		" ▝▝   ▝▝   " + e.cwd,
+		"",
 		"",
 	}
 }
@@ -835,6 +1003,15 @@ func clip(s string, n int) string {
 	return string(r[:n])
 }
 
+// rightAlign puts right at the end of a cols-wide line that starts with left.
+func rightAlign(left, right string, cols int) string {
+	pad := cols - 1 - utf8.RuneCountInString(left) - utf8.RuneCountInString(right)
+	if pad < 1 {
+		return left
+	}
+	return left + strings.Repeat(" ", pad) + right
+}
+
 // bottom returns the lines pinned to the bottom of the screen and the
 // cursor's row within them and column.
 func (e *engine) bottom() (lines []string, curRow, curCol int) {
@@ -842,72 +1019,103 @@ func (e *engine) bottom() (lines []string, curRow, curCol int) {
 	firstInput, _, _ := strings.Cut(input, "\n")
 	elapsed := int(time.Since(e.started).Seconds())
 	if e.cfg.style == "codex" {
-		switch e.mode {
-		case modeTrust:
-			return []string{"  Hooks need review", "  11 hooks are new or changed.", "",
-				"› 1. Review hooks", "  2. Trust all and continue", "  3. Continue without trusting (hooks won't run)", ""}, 3, 2
-		case modePerm:
-			opts := []string{"1. Yes, proceed (y)", "2. Yes, and don't ask again for commands that start with `touch` (p)",
-				"3. No, and tell Codex what to do differently (esc)"}
-			lines = []string{"  Would you like to run the following command?", "", "  Environment: local", "",
-				"  Reason: needs to create a file outside the sandbox", "", "  $ touch codex-perm.txt", ""}
-			for i, o := range opts {
-				lines = append(lines, marker(i == e.sel, "› ", "  ")+o)
-			}
-			lines = append(lines, "", "  Press enter to confirm or esc to cancel")
-			return lines, 8 + e.sel, 0
-		case modeAsk:
-			opts := []string{"1. Red", "2. Blue", "3. Something else", "4. Chat about this"}
-			lines = []string{"  Which color should the button be?", ""}
-			for i, o := range opts {
-				lines = append(lines, marker(i == e.sel, "› ", "  ")+o)
-			}
-			lines = append(lines, "", "  enter to submit answer · esc to cancel")
-			return lines, 2 + e.sel, 0
-		}
-		if e.mode == modeWorking {
-			lines = append(lines, fmt.Sprintf("%s Working (%ds • esc to interrupt)", marker(e.spin%2 == 0, "◦", "•"), elapsed))
-		}
-		if input == "" {
-			lines = append(lines, "", "› Ask Codex to do anything")
-		} else {
-			lines = append(lines, "", "› "+firstInput)
-		}
-		lines = append(lines, "", "  gpt-fake default · "+e.cwd, "  ← for agents · ? for shortcuts")
-		curRow = len(lines) - 4
-		return lines, curRow, 2 + utf8.RuneCountInString(firstInput)
+		return e.codexBottom(firstInput, elapsed)
 	}
 	rule := strings.Repeat("─", e.cols)
 	switch e.mode {
 	case modePerm:
-		opts := []string{"1. Yes", "2. Yes, and always allow access to " + filepath.Base(e.cwd) + "/ from this project", "3. No"}
-		lines = []string{rule, " Bash command", "", "   touch perm.txt", "   Create an empty file named perm.txt",
-			strings.Repeat("╌", e.cols), " Do you want to proceed?"}
+		opts := []string{"1. Yes", "2. Yes, and always allow access to " + e.cwd + " from this project",
+			"3. Yes, and switch to auto mode · auto mode handles these prompts for you", "4. No"}
+		lines = []string{rule, " Bash command",
+			` Tip: auto mode handles these prompts for you — choose "switch to auto mode" below`,
+			" Create perm.txt", strings.Repeat("╌", e.cols), " " + e.permCommand(), strings.Repeat("╌", e.cols),
+			" Do you want to proceed?"}
 		for i, o := range opts {
 			lines = append(lines, marker(i == e.sel, " ❯ ", "   ")+o)
 		}
 		lines = append(lines, "", " Esc to cancel · Tab to amend")
-		return lines, 7 + e.sel, 1
+		return lines, 8 + e.sel, 1
 	case modeAsk:
+		// The real dialog draws a rule between the typed-answer choice and
+		// "Chat about this".
 		opts := [][2]string{{"Red", "A red button"}, {"Blue", "A blue button"}, {"Type something.", ""}, {"Chat about this", ""}}
 		lines = []string{rule, " ☐ Color", "", "Which color should the button be?", ""}
 		for i, o := range opts {
+			if i == 3 {
+				lines = append(lines, rule)
+			}
+			if i == e.sel {
+				curRow = len(lines)
+			}
 			lines = append(lines, fmt.Sprintf("%s%d. %s", marker(i == e.sel, "❯ ", "  "), i+1, o[0]))
 			if o[1] != "" {
 				lines = append(lines, "     "+o[1])
 			}
 		}
 		lines = append(lines, "", "Enter to select · ↑/↓ to navigate · Esc to cancel")
-		return lines, 5, 0
+		return lines, curRow, 0
 	}
+	// The first screens of a session also show the effort level over the
+	// box and "← for agents" in the footer.
+	fresh := e.submitted <= 1 && e.mode == modeIdle
 	footer := "  ⏸ manual mode on · ? for shortcuts"
+	over := ""
+	if fresh {
+		footer += " · ← for agents"
+		over = rightAlign("", "◐ medium · /effort", e.cols-1)
+	}
 	if e.mode == modeWorking {
-		verb := verbs[e.turn%len(verbs)]
-		lines = append(lines, fmt.Sprintf("%s %s… (%ds · ↓ %d tokens)", claudeSpinner[e.spin%len(claudeSpinner)], verb, elapsed, e.tokens))
+		verb := workingVerbs[e.turn%len(workingVerbs)]
+		lines = append(lines, fmt.Sprintf("%s %s… (%ds · ↓ %d tokens)", claudeSpinner[e.spin%len(claudeSpinner)], verb, elapsed, e.tokens),
+			"  ⎿ "+nbsp+"Tip: Start small, ask Claude for a plan, and check its edits")
 		footer = "  ⏸ manual mode on · esc to interrupt"
 	}
-	lines = append(lines, "", rule, "❯ "+firstInput, rule, footer)
+	lines = append(lines, over, rule, "❯"+nbsp+firstInput, rule, footer)
 	return lines, len(lines) - 3, 2 + utf8.RuneCountInString(firstInput)
+}
+
+func (e *engine) codexBottom(firstInput string, elapsed int) (lines []string, curRow, curCol int) {
+	switch e.mode {
+	case modeTrust:
+		return []string{"  Hooks need review", "  11 hooks are new or changed.", "",
+			"› 1. Review hooks", "  2. Trust all and continue", "  3. Continue without trusting (hooks won't run)", ""}, 3, 2
+	case modePerm:
+		cmd := e.permCommand()
+		opts := []string{"1. Yes, proceed (y)", "2. Yes, and don't ask again for commands that start with `" + cmd + "` (p)",
+			"3. No, and tell Codex what to do differently (esc)"}
+		lines = []string{"  Would you like to run the following command?", "", "  Environment: local", "",
+			"  Reason: The fake model wants to create codex-perm.txt outside the sandbox", "", "  $ " + cmd, "", ""}
+		for i, o := range opts {
+			lines = append(lines, marker(i == e.sel, "› ", "  ")+o)
+		}
+		lines = append(lines, "", "  Press enter to confirm or esc to cancel")
+		return lines, 9 + e.sel, 0
+	case modeAsk:
+		opts := []string{"1. Red", "2. Blue", "3. Something else", "4. Chat about this"}
+		lines = []string{"  Which color should the button be?", ""}
+		for i, o := range opts {
+			lines = append(lines, marker(i == e.sel, "› ", "  ")+o)
+		}
+		lines = append(lines, "", "  enter to submit answer · esc to cancel")
+		return lines, 2 + e.sel, 0
+	}
+	// While text streams Codex draws no Working line; the title spinner is
+	// the only sign.
+	if e.mode == modeWorking && !e.streaming {
+		lines = append(lines, fmt.Sprintf("%s Working (%ds • esc to interrupt)", marker(e.spin%2 == 0, "◦", "•"), elapsed))
+	}
+	composer := "› Ask Codex to do anything"
+	if firstInput != "" {
+		composer = "› " + firstInput
+	}
+	status := "  gpt-fake default · " + e.cwd
+	if e.firstPrompt != "" {
+		status += " · " + e.firstPrompt
+	}
+	// The warning note is not a dialog: Codex shows it at the right of the
+	// footer and goes on.
+	lines = append(lines, "", composer, "", status, rightAlign("  ← for agents · ? for shortcuts", "⚠ 1 warning · f2 to view", e.cols))
+	return lines, len(lines) - 4, 2 + utf8.RuneCountInString(firstInput)
 }
 
 func marker(on bool, yes, no string) string {
@@ -922,7 +1130,7 @@ func marker(on bool, yes, no string) string {
 // often split them.
 func (e *engine) draw() {
 	bottom, curRow, curCol := e.bottom()
-	top := append(e.header(), e.transcript...)
+	top := append(append(e.header(), e.transcript...), e.liveReply()...)
 	room := e.rows - len(bottom)
 	if room < 0 {
 		bottom = bottom[len(bottom)-e.rows:]

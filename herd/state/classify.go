@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -77,34 +78,127 @@ func (t *Table) classify(e *Engine, snap screen.Snapshot, now time.Time) Reading
 		prompt = e.prompt
 	}
 	lay := newLayout(snap, prompt)
-	for _, r := range t.rulesFor(e) {
-		text := lay.region(r.region)
-		if text == "" {
+	rules := t.rulesFor(e)
+	markersRead := false
+	for _, r := range rules {
+		if r.Latest {
+			// The marker rules compete as one group, at the rank of the
+			// first of them: the newest event on the screen wins.
+			if markersRead {
+				continue
+			}
+			markersRead = true
+			if m, ev := newestMarker(rules, lay); m != nil {
+				rd.State, rd.Kind, rd.Rule, rd.Priority, rd.Region = m.State, m.Kind, m.ID, m.Priority, m.Region
+				rd.Evidence = clip(ev, 200)
+				return rd
+			}
 			continue
 		}
-		ev, ok := r.match(text)
+		reg := lay.region(r.region)
+		if reg.text == "" {
+			continue
+		}
+		ev, ok := r.match(reg)
 		if !ok {
 			continue
 		}
 		rd.State, rd.Kind, rd.Rule, rd.Priority, rd.Region = r.State, r.Kind, r.ID, r.Priority, r.Region
 		rd.Evidence = clip(ev, 200)
 		if rd.State == Blocked && rd.Kind == NoKind {
-			rd.Kind = inferKind(text)
+			rd.Kind = inferKind(reg.text)
 		}
 		return rd
 	}
 	return rd
 }
 
-func (r *compiledRule) match(text string) (evidence string, ok bool) {
-	for _, re := range r.not {
-		if re.MatchString(text) {
+// newestMarker evaluates every marker rule (Rule.Latest) and returns the one
+// whose match lies lowest on the screen — the latest event, since terminal
+// transcripts grow downwards — with the matched line. On the same line the
+// higher-priority rule wins (rules are sorted best first).
+func newestMarker(rules []*compiledRule, lay *layout) (*compiledRule, string) {
+	var best *compiledRule
+	bestLine := -1
+	evidence := ""
+	for _, r := range rules {
+		if !r.Latest {
+			continue
+		}
+		reg := lay.region(r.region)
+		if reg.text == "" {
+			continue
+		}
+		off, ok := r.matchLast(reg)
+		if !ok {
+			continue
+		}
+		if line := reg.lineOf(off); line > bestLine {
+			best, bestLine, evidence = r, line, lineAt(reg.text, off)
+		}
+	}
+	return best, evidence
+}
+
+// matchLast is match for marker rules: it reports where the rule's LAST
+// occurrence in the region starts (the latest of its any patterns, else of
+// its first all pattern), because an older occurrence of the same marker
+// higher up must not hide a newer one of another.
+func (r *compiledRule) matchLast(reg *regionText) (offset int, ok bool) {
+	text := reg.text
+	for _, p := range r.not {
+		if p.mayMatch(reg) && p.re.MatchString(text) {
+			return 0, false
+		}
+	}
+	for _, p := range r.all {
+		if !p.mayMatch(reg) || !p.re.MatchString(text) {
+			return 0, false
+		}
+	}
+	offset = -1
+	pats := r.any
+	if len(pats) == 0 {
+		pats = r.all[:1]
+	}
+	for _, p := range pats {
+		if !p.mayMatch(reg) {
+			continue
+		}
+		if locs := p.re.FindAllStringIndex(text, -1); len(locs) > 0 {
+			offset = max(offset, skipSpace(text, locs[len(locs)-1]))
+		}
+	}
+	return offset, offset >= 0
+}
+
+// skipSpace moves a match's start past leading white space: a pattern that
+// begins with ^\s* in multi-line mode also eats the empty lines above the
+// line it is about, and the evidence (and a marker's row) is that line.
+func skipSpace(text string, loc []int) int {
+	for i := loc[0]; i < loc[1]; i++ {
+		switch text[i] {
+		case ' ', '\t', '\n', '\r', '\f', '\v':
+		default:
+			return i
+		}
+	}
+	return loc[0]
+}
+
+func (r *compiledRule) match(reg *regionText) (evidence string, ok bool) {
+	text := reg.text
+	for _, p := range r.not {
+		if p.mayMatch(reg) && p.re.MatchString(text) {
 			return "", false
 		}
 	}
 	var first []int
-	for _, re := range r.all {
-		loc := re.FindStringIndex(text)
+	for _, p := range r.all {
+		if !p.mayMatch(reg) {
+			return "", false
+		}
+		loc := p.re.FindStringIndex(text)
 		if loc == nil {
 			return "", false
 		}
@@ -114,8 +208,11 @@ func (r *compiledRule) match(text string) (evidence string, ok bool) {
 	}
 	if len(r.any) > 0 {
 		var hit []int
-		for _, re := range r.any {
-			if loc := re.FindStringIndex(text); loc != nil {
+		for _, p := range r.any {
+			if !p.mayMatch(reg) {
+				continue
+			}
+			if loc := p.re.FindStringIndex(text); loc != nil {
 				hit = loc
 				break
 			}
@@ -125,7 +222,7 @@ func (r *compiledRule) match(text string) (evidence string, ok bool) {
 		}
 		first = hit
 	}
-	return lineAt(text, first[0]), true
+	return lineAt(text, skipSpace(text, first)), true
 }
 
 func lineAt(text string, i int) string {
@@ -174,14 +271,65 @@ type layout struct {
 	// prompt box: [boxTop, boxEnd) are its lines, aboveEnd the first line
 	// that belongs to the box or its top rule. boxTop < 0: no prompt.
 	boxTop, boxEnd, aboveEnd int
-	belowStart               int // first line under the box (and its bottom rule)
-	lastRule                 int
-	cache                    map[regionSpec]string
+	// aboveStart is the first line after the previous prompt line above the
+	// box (the user's last submitted prompt, as the engine echoes it): what
+	// lies above it belongs to earlier turns. 0 when there is none.
+	aboveStart int
+	belowStart int // first line under the box (and its bottom rule)
+	lastRule   int
+	cache      map[regionSpec]*regionText
+	prompt     pattern
 }
 
+// regionText is one region's text and where its lines sit on the screen.
+type regionText struct {
+	text string
+	// idx[k] is the screen row of the text's k-th line; nil when the lines
+	// are contiguous from row start. start < 0: not screen lines (title).
+	idx   []int
+	start int
+	// fold is foldText(text), made on first use.
+	fold    string
+	hasFold bool
+}
+
+func (r *regionText) folded() string {
+	if !r.hasFold {
+		r.fold, r.hasFold = foldText(r.text), true
+	}
+	return r.fold
+}
+
+// lineOf maps a byte offset in the region's text to its screen row.
+func (r *regionText) lineOf(off int) int {
+	if r.start < 0 && r.idx == nil {
+		return -1
+	}
+	k := strings.Count(r.text[:off], "\n")
+	if r.idx != nil {
+		return r.idx[k]
+	}
+	return r.start + k
+}
+
+// nbsp is U+00A0. Claude Code draws its input box as "❯" + NBSP and its
+// "⎿" result lines with one; Go's \s does not match it, so a rule written
+// with \s (and the prompt pattern) would miss the live input box and anchor
+// on an old echoed prompt instead. The layout folds it to a plain space.
+const nbsp = "\u00a0"
+
 func newLayout(snap screen.Snapshot, prompt *regexp.Regexp) *layout {
-	l := &layout{snap: snap, lines: snap.Lines, boxTop: -1, lastRule: -1}
+	l := &layout{snap: snap, lines: snap.Lines, boxTop: -1, lastRule: -1, nonEmpty: make([]int, 0, len(snap.Lines))}
+	copied := false
 	for i, s := range l.lines {
+		if strings.Contains(s, nbsp) {
+			if !copied {
+				l.lines = append([]string(nil), l.lines...)
+				copied = true
+			}
+			s = strings.ReplaceAll(s, nbsp, " ")
+			l.lines[i] = s
+		}
 		if strings.TrimSpace(s) != "" {
 			l.nonEmpty = append(l.nonEmpty, i)
 		}
@@ -192,13 +340,8 @@ func newLayout(snap screen.Snapshot, prompt *regexp.Regexp) *layout {
 	if prompt == nil {
 		return l
 	}
-	p := -1
-	for i := len(l.lines) - 1; i >= 0; i-- {
-		if prompt.MatchString(l.lines[i]) && !menuLine.MatchString(l.lines[i]) {
-			p = i
-			break
-		}
-	}
+	l.prompt = promptPattern(prompt)
+	p := l.lastPromptLine(len(l.lines) - 1)
 	if p < 0 {
 		return l
 	}
@@ -223,7 +366,38 @@ func newLayout(snap screen.Snapshot, prompt *regexp.Regexp) *layout {
 	} else if top >= 0 {
 		l.aboveEnd = top
 	}
+	l.aboveStart = l.lastPromptLine(l.aboveEnd-1) + 1
 	return l
+}
+
+// lastPromptLine is the lowest line at or above from that matches the
+// engine's prompt and is not a numbered menu choice ("❯ 1. Yes"); -1 if none.
+func (l *layout) lastPromptLine(from int) int {
+	for i := from; i >= 0; i-- {
+		s := l.lines[i]
+		if (l.prompt.lit == "" || strings.Contains(s, l.prompt.lit)) && l.prompt.re.MatchString(s) && !menuLine.MatchString(s) {
+			return i
+		}
+	}
+	return -1
+}
+
+// promptLiterals caches the required literal of each prompt expression,
+// keyed by its source: a handful of engines, and a reloaded table reuses the
+// entries.
+var promptLiterals sync.Map // source → literal ("" = none)
+
+func promptPattern(re *regexp.Regexp) pattern {
+	src := re.String()
+	lit, ok := promptLiterals.Load(src)
+	if !ok {
+		l, fold := requiredLiteral(src)
+		if fold {
+			l = ""
+		}
+		lit, _ = promptLiterals.LoadOrStore(src, l)
+	}
+	return pattern{re: re, lit: lit.(string)}
 }
 
 // isHorizontalRule: a line drawn with box-drawing horizontals (at least 20
@@ -243,26 +417,27 @@ func isHorizontalRule(s string) bool {
 }
 
 // region returns a region's text, computed once per snapshot.
-func (l *layout) region(r regionSpec) string {
+func (l *layout) region(r regionSpec) *regionText {
 	if s, ok := l.cache[r]; ok {
 		return s
 	}
 	s := l.regionText(r)
 	if l.cache == nil {
-		l.cache = map[regionSpec]string{}
+		l.cache = map[regionSpec]*regionText{}
 	}
-	l.cache[r] = s
-	return s
+	l.cache[r] = &s
+	return &s
 }
 
-func (l *layout) regionText(r regionSpec) string {
+func (l *layout) regionText(r regionSpec) regionText {
+	none := regionText{start: -1}
 	switch r.kind {
 	case regionTitle:
-		return l.snap.Title
+		return regionText{text: l.snap.Title, start: -1}
 	case regionProgress:
-		return l.snap.Progress
+		return regionText{text: l.snap.Progress, start: -1}
 	case regionScreen:
-		return strings.Join(l.lines, "\n")
+		return l.span(0, len(l.lines))
 	case regionBottom:
 		idx := l.nonEmpty
 		if len(idx) > r.n {
@@ -271,16 +446,17 @@ func (l *layout) regionText(r regionSpec) string {
 		return l.join(idx)
 	case regionPromptBox:
 		if l.boxTop < 0 {
-			return ""
+			return none
 		}
-		return strings.Join(l.lines[l.boxTop:l.boxEnd], "\n")
+		return l.span(l.boxTop, l.boxEnd)
 	case regionAbovePrompt:
 		if l.boxTop < 0 {
-			return ""
+			return none
 		}
+		// Only this turn: the lines between the previous prompt and the box.
 		var idx []int
 		for _, i := range l.nonEmpty {
-			if i < l.aboveEnd {
+			if i >= l.aboveStart && i < l.aboveEnd {
 				idx = append(idx, i)
 			}
 		}
@@ -290,19 +466,23 @@ func (l *layout) regionText(r regionSpec) string {
 		return l.join(idx)
 	case regionBelowPrompt:
 		if l.boxTop < 0 || l.belowStart >= len(l.lines) {
-			return ""
+			return none
 		}
-		return strings.Join(l.lines[l.belowStart:], "\n")
+		return l.span(l.belowStart, len(l.lines))
 	case regionAfterLastRule:
 		if l.lastRule < 0 {
-			return ""
+			return none
 		}
-		return strings.Join(l.lines[l.lastRule+1:], "\n")
+		return l.span(l.lastRule+1, len(l.lines))
 	}
-	return ""
+	return none
 }
 
-func (l *layout) join(idx []int) string {
+func (l *layout) span(from, to int) regionText {
+	return regionText{text: strings.Join(l.lines[from:to], "\n"), start: from}
+}
+
+func (l *layout) join(idx []int) regionText {
 	var b strings.Builder
 	for k, i := range idx {
 		if k > 0 {
@@ -310,5 +490,5 @@ func (l *layout) join(idx []int) string {
 		}
 		b.WriteString(l.lines[i])
 	}
-	return b.String()
+	return regionText{text: b.String(), idx: idx}
 }

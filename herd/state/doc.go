@@ -25,6 +25,13 @@
 // engine outrank all built-in rules; "common" patterns outrank only the
 // shared fallbacks.
 //
+// One exception keeps history from deciding the present: rules flagged
+// "latest" (done, interrupted and error lines) compete as one group, and the
+// match lowest on the screen wins whatever their priorities, at the group's
+// highest rank. The region above the prompt stops at the previous echoed
+// prompt, so markers of an older turn are never read as the current one.
+// Non-breaking spaces (Claude draws its input box with one) read as spaces.
+//
 // # Fusion (Tracker)
 //
 // Order of authority: a process exit (runtime) is final; then a live hook

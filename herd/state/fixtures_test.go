@@ -10,8 +10,13 @@ import (
 
 // Screens reproduced from the marker tables in facts/engines.md (the real
 // Claude Code 2.1.332, Codex 0.171.0, OpenCode 1.18.33 and pi 0.73.1 at
-// 120×40). Each fixture is drawn through the real emulator: top lines from
-// row 1, bottom lines ending on row 40, as the alternate-screen TUIs lay out.
+// 120×40), corrected where the real screens captured later by
+// conformance/engines (realscreens_test.go) differ: Claude echoes a prompt as
+// "❯ <prompt>" and draws its input box as "❯" + NBSP, its "⎿" lines carry an
+// NBSP, the effort note sits above the box rather than in the footer, and the
+// Bash dialog has a Tip line and four choices. Each fixture is drawn through
+// the real emulator: top lines from row 1, bottom lines ending on row 40, as
+// the alternate-screen TUIs lay out.
 
 var rule120 = strings.Repeat("─", 120)
 
@@ -46,21 +51,24 @@ func (f fixture) snapshot(t testing.TB) screen.Snapshot {
 }
 
 var claudeLogo = []string{
-	"╭─── Claude Code v2.1.332 ──────────────────────────────────────────────────────╮",
-	"│                             Welcome back!                                     │",
-	"│                               ▐▛███▜▌                                         │",
-	"│                              ▝▜█████▛▘                                        │",
-	"│                                ▘▘ ▝▝                                          │",
-	"│            Opus 5.5 · API Usage Billing · /root/proj                          │",
-	"╰───────────────────────────────────────────────────────────────────────────────╯",
+	"",
+	" ▐▛███▛█   Claude Code v2.1.332",
+	"▝▜██████▀  Opus 5.5 · API Usage Billing",
+	" ▝▝   ▝▝   /root/proj",
 }
 
 func claudeBox(footer string, typed string) []string {
-	return []string{"", rule120, "❯ " + typed, rule120, footer}
+	return []string{"", rule120, "❯" + nbsp + typed, rule120, footer}
+}
+
+// claudeStartBox is the box of a fresh session: the effort note over it and
+// "← for agents" in the footer.
+func claudeStartBox() []string {
+	return []string{strings.Repeat(" ", 100) + "◐ medium · /effort", rule120, "❯" + nbsp, rule120, claudeManual + " · ← for agents"}
 }
 
 const (
-	claudeManual  = "  ⏸ manual mode on · ? for shortcuts                                                           ◐ medium · /effort"
+	claudeManual  = "  ⏸ manual mode on · ? for shortcuts"
 	claudeAuto    = "  ⏵⏵ auto mode on (shift+tab to cycle)"
 	claudeWorking = "  ⏸ manual mode on · esc to interrupt"
 )
@@ -75,38 +83,40 @@ func cat(parts ...[]string) []string {
 
 var claudeFixtures = []fixture{
 	{name: "claude idle at start", engine: "claude", title: "✳ Claude Code", top: claudeLogo,
-		bottom: claudeBox(claudeManual, ""), state: Idle, rule: "claude.idle.prompt"},
+		bottom: claudeStartBox(), state: Idle, rule: "claude.idle.prompt"},
 	{name: "claude idle, auto mode", engine: "claude", title: "✳ Claude Code", top: claudeLogo,
 		bottom: claudeBox(claudeAuto, ""), state: Idle, rule: "claude.idle.prompt"},
 	{name: "claude idle with typed text", engine: "claude", title: "✳ Claude Code", top: claudeLogo,
 		bottom: claudeBox(claudeManual, "write a poem about esc to interrupt"), state: Idle, rule: "claude.idle.prompt"},
 	{name: "claude working, spinner and footer", engine: "claude", title: "◑ Claude Code", top: claudeLogo,
-		bottom: cat([]string{"> hello", "", "✽ Stewing…"}, claudeBox(claudeWorking, "")), state: Working, rule: "claude.title.working"},
+		bottom: cat([]string{"❯ hello", "", "✽ Stewing…"}, claudeBox(claudeWorking, "")), state: Working, rule: "claude.title.working"},
 	{name: "claude working, screen only (stale idle title)", engine: "claude", title: "✳ Claude Code", top: claudeLogo,
-		bottom: cat([]string{"> hello", "", "✶ Perambulating… (8s · ↓ 11 tokens)", "  ⎿  Tip: Use /memory to edit memory"}, claudeBox(claudeWorking, "")),
+		bottom: cat([]string{"❯ hello", "", "✶ Perambulating… (8s · ↓ 11 tokens)", "  ⎿ " + nbsp + "Tip: Use /memory to edit memory"}, claudeBox(claudeWorking, "")),
 		state:  Working, rule: "claude.working.footer"},
 	{name: "claude working, spinner without footer", engine: "claude", top: claudeLogo,
-		bottom: cat([]string{"> hello", "", "· Tinkering… (3s · ↓ 12 tokens)"}, claudeBox(claudeManual, "")),
+		bottom: cat([]string{"❯ hello", "", "· Tinkering… (3s · ↓ 12 tokens)"}, claudeBox(claudeManual, "")),
 		state:  Working, rule: "claude.working.spinner"},
 	{name: "claude working, tool running", engine: "claude", title: "◐ Claude Code", top: claudeLogo,
 		bottom: cat([]string{"● Bash(sleep 8 && echo ok)", "  Running the requested command · 2s", "  ⎿  $ sleep 8 && echo ok"}, claudeBox(claudeWorking, "")),
 		state:  Working},
 	{name: "claude permission, Bash", engine: "claude", title: "✳ Claude Code", top: claudeLogo,
 		bottom: []string{
-			"● I'll create the file.",
+			"❯ create the file",
+			"",
+			"● Creating perm.txt",
+			"  ⎿  $ touch perm.txt",
 			"",
 			rule120,
 			" Bash command",
-			"",
-			"   touch perm.txt",
-			"   Create an empty file named perm.txt",
+			` Tip: auto mode handles these prompts for you — choose "switch to auto mode" below`,
+			" Create perm.txt",
 			strings.Repeat("╌", 120),
-			" Permission rule Bash requires confirmation for this command.",
+			" touch perm.txt",
 			strings.Repeat("╌", 120),
 			" Do you want to proceed?",
 			" ❯ 1. Yes",
-			"   2. Yes, and always allow access to proj/ from this project",
-			"   3. Yes, and switch to auto mode · shift+tab",
+			"   2. Yes, and always allow access to /root/proj from this project",
+			"   3. Yes, and switch to auto mode · auto mode handles these prompts for you",
 			"   4. No",
 			"",
 			" Esc to cancel · Tab to amend",
@@ -128,6 +138,7 @@ var claudeFixtures = []fixture{
 		}, state: Blocked, kind: Permission, rule: "claude.blocked.permission"},
 	{name: "claude question, AskUserQuestion", engine: "claude", title: "✳ Claude Code", top: claudeLogo,
 		bottom: []string{
+			"❯ ask me",
 			rule120,
 			" ☐ Color",
 			"",
@@ -138,27 +149,28 @@ var claudeFixtures = []fixture{
 			"  2. Blue",
 			"     A blue button",
 			"  3. Type something.",
+			rule120,
 			"  4. Chat about this",
 			"",
 			"Enter to select · ↑/↓ to navigate · Esc to cancel",
 		}, state: Blocked, kind: Question, rule: "claude.blocked.question"},
 	{name: "claude done", engine: "claude", title: "✳ Claude Code", top: claudeLogo,
-		bottom: cat([]string{"> say hi", "", "● Hello there!", "", "✻ Cooked for 0s · done 11:00 AM"}, claudeBox(claudeManual, "")),
+		bottom: cat([]string{"❯ say hi", "", "● Hello there!", "", "✻ Cooked for 0s · done 11:00 AM"}, claudeBox(claudeManual, "")),
 		state:  Done, rule: "claude.done.turn"},
 	{name: "claude done after a longer turn", engine: "claude", title: "✳ Claude Code", top: claudeLogo,
 		bottom: cat([]string{"● Done: wrote the file.", "", "✢ Sautéed for 12s · done 4:05 PM"}, claudeBox(claudeAuto, "")),
 		state:  Done, rule: "claude.done.turn"},
 	{name: "claude interrupted after deny", engine: "claude", title: "✳ Claude Code", top: claudeLogo,
-		bottom: cat([]string{"● Bash(touch perm.txt)", "  Did not run 1 call", "  ⎿  Interrupted · What should Claude do instead?"}, claudeBox(claudeManual, "")),
+		bottom: cat([]string{"❯ create the file", "", "  Did not run 1 call", "  ⎿ " + nbsp + "$ touch perm.txt", "  ⎿ " + nbsp + "Interrupted · What should Claude do instead?"}, claudeBox(claudeManual, "")),
 		state:  Idle, rule: "claude.idle.interrupted"},
 	{name: "claude interrupted by Esc after an earlier done", engine: "claude", title: "✳ Claude Code", top: claudeLogo,
-		bottom: cat([]string{"✻ Cooked for 0s · done 11:00 AM", "", "> write a long story", "  ⎿  Interrupted · What should Claude do instead?"}, claudeBox(claudeManual, "")),
+		bottom: cat([]string{"✻ Cooked for 0s · done 11:00 AM", "", "❯ write a long story", "", "● Once upon", "  ⎿ " + nbsp + "Interrupted · What should Claude do instead?"}, claudeBox(claudeManual, "")),
 		state:  Idle, rule: "claude.idle.interrupted"},
 	{name: "claude API error", engine: "claude", title: "✳ Claude Code", top: claudeLogo,
-		bottom: cat([]string{"> fail please", "", `● API Error: 400 {"type":"error","error":{"type":"invalid_request_error","message":"boom"}}`}, claudeBox(claudeManual, "")),
+		bottom: cat([]string{"❯ fail please", "", `● API Error: 400 {"type":"error","error":{"type":"invalid_request_error","message":"boom"}}`}, claudeBox(claudeManual, "")),
 		state:  Done, rule: "claude.done.api_error"},
 	{name: "claude new turn after done (spinner again)", engine: "claude", title: "✳ Claude Code", top: claudeLogo,
-		bottom: cat([]string{"✻ Cooked for 0s · done 11:00 AM", "", "> again", "", "✽ Stewing…"}, claudeBox(claudeWorking, "")),
+		bottom: cat([]string{"✻ Cooked for 0s · done 11:00 AM", "", "❯ again", "", "✽ Stewing…"}, claudeBox(claudeWorking, "")),
 		state:  Working},
 	{name: "claude title spinner alone", engine: "claude", title: "◓ Claude Code", top: claudeLogo,
 		bottom: claudeBox(claudeManual, ""), state: Working, rule: "claude.title.working"},
@@ -173,7 +185,7 @@ var claudeFixtures = []fixture{
 		" Do you want to use this API key?", "", "   Yes", " ❯ No (recommended)", "", " Enter to confirm · Esc to exit"},
 		state: Blocked, kind: Menu},
 	{name: "claude hook failure is not a state by itself", engine: "claude", title: "✳ Claude Code", top: claudeLogo,
-		bottom: cat([]string{"> hello", "  ⎿  UserPromptSubmit hook failed", "     /bin/sh: 1: mosh-not-installed: not found", "", "✽ Stewing…"}, claudeBox(claudeWorking, "")),
+		bottom: cat([]string{"❯ hello", "  ⎿  UserPromptSubmit hook failed", "     /bin/sh: 1: mosh-not-installed: not found", "", "✽ Stewing…"}, claudeBox(claudeWorking, "")),
 		state:  Working},
 }
 

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"regexp/syntax"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 type regexpT = regexp.Regexp
@@ -16,7 +18,7 @@ type regexpT = regexp.Regexp
 // at least one Any pattern (if any are given), for every All pattern, and for
 // no Not pattern. Patterns are Go regexps compiled in multi-line mode (^ and
 // $ match at line ends); write (?i) for case-insensitive. Among matching
-// rules the highest Priority wins.
+// rules the highest Priority wins, except between marker rules (Latest).
 type Rule struct {
 	ID       string `json:"id"`
 	State    State  `json:"state"`
@@ -30,6 +32,9 @@ type Rule struct {
 	//   prompt_box         the engine's input line, or the lines between the
 	//                      horizontal rules (────) around it
 	//   above_prompt:N     the last N non-empty lines above the prompt box
+	//                      and below the previous prompt line (the user's
+	//                      last prompt as the engine echoed it), so markers
+	//                      of earlier turns are not in it
 	//   below_prompt       the lines under the prompt box (the footer)
 	//   after_last_rule    the lines below the last horizontal rule
 	// The prompt regions are empty when the engine's prompt is not on screen.
@@ -37,13 +42,117 @@ type Rule struct {
 	Any    []string `json:"any,omitempty"`
 	All    []string `json:"all,omitempty"`
 	Not    []string `json:"not,omitempty"`
+	// Latest marks an event marker: a line an engine prints once when a
+	// turn ends (done, interrupted, failed) and that then stays in the
+	// transcript while later turns pile up below it. Marker rules compete
+	// as one group, ranked at the priority of the highest of them: within
+	// the group the match lowest on the screen — the newest event — wins,
+	// whatever the priorities (on the same line the higher priority wins).
+	// A marker rule must look at screen lines, not the title or progress.
+	Latest bool `json:"latest,omitempty"`
 }
 
 type compiledRule struct {
 	Rule
 	region   regionSpec
-	any, all []*regexp.Regexp
-	not      []*regexp.Regexp
+	any, all []pattern
+	not      []pattern
+}
+
+// pattern is a compiled regexp with a literal that every match contains,
+// checked first: strings.Contains is far cheaper than running the regexp,
+// and most rules do not match most screens.
+type pattern struct {
+	re *regexp.Regexp
+	// lit is "" when no required literal is known.
+	lit string
+	// fold: lit is in the case-folded form of foldText and must be looked
+	// for in the region's folded text.
+	fold bool
+}
+
+// mayMatch is false only when the region cannot match: it lacks the
+// pattern's required literal.
+func (p pattern) mayMatch(r *regionText) bool {
+	if p.lit == "" {
+		return true
+	}
+	if p.fold {
+		return strings.Contains(r.folded(), p.lit)
+	}
+	return strings.Contains(r.text, p.lit)
+}
+
+// requiredLiteral finds the longest literal that every match of the
+// (already valid) expression contains. A case-insensitive literal is kept
+// only when it is ASCII, folded with foldText.
+func requiredLiteral(expr string) (lit string, fold bool) {
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return "", false
+	}
+	var walk func(r *syntax.Regexp) (string, bool)
+	walk = func(r *syntax.Regexp) (string, bool) {
+		switch r.Op {
+		case syntax.OpLiteral:
+			if r.Flags&syntax.FoldCase == 0 {
+				return string(r.Rune), false
+			}
+			for _, c := range r.Rune {
+				if c >= utf8.RuneSelf {
+					return "", false
+				}
+			}
+			return foldText(string(r.Rune)), true
+		case syntax.OpCapture, syntax.OpPlus:
+			return walk(r.Sub[0])
+		case syntax.OpRepeat:
+			if r.Min >= 1 {
+				return walk(r.Sub[0])
+			}
+		case syntax.OpConcat:
+			best, bestFold := "", false
+			for _, sub := range r.Sub {
+				if l, f := walk(sub); len(l) > len(best) {
+					best, bestFold = l, f
+				}
+			}
+			return best, bestFold
+		}
+		return "", false
+	}
+	return walk(re.Simplify())
+}
+
+// foldText lower-cases ASCII letters and maps the only two non-ASCII runes
+// whose case folding reaches ASCII (ſ → s, the Kelvin sign K → k), so that a
+// case-insensitive ASCII literal occurs in foldText(text) whenever the
+// regexp could match text.
+func foldText(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			b.WriteByte(c)
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch r {
+		case 'ſ':
+			b.WriteByte('s')
+		case 'K':
+			b.WriteByte('k')
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
 }
 
 type regionKind int
@@ -119,17 +228,21 @@ func compileRule(r Rule) (*compiledRule, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r.Latest && (reg.kind == regionTitle || reg.kind == regionProgress) {
+		return nil, fmt.Errorf("region %q: a latest (marker) rule is ranked by its line on the screen, so it must look at screen lines (screen, bottom:N, above_prompt:N, …)", r.Region)
+	}
 	cr := &compiledRule{Rule: r, region: reg}
 	for _, group := range []struct {
 		src []string
-		dst *[]*regexp.Regexp
+		dst *[]pattern
 	}{{r.Any, &cr.any}, {r.All, &cr.all}, {r.Not, &cr.not}} {
 		for _, p := range group.src {
 			re, err := compileRegexp(p)
 			if err != nil {
 				return nil, fmt.Errorf("pattern %q: %v", p, err)
 			}
-			*group.dst = append(*group.dst, re)
+			lit, fold := requiredLiteral("(?m)" + p)
+			*group.dst = append(*group.dst, pattern{re: re, lit: lit, fold: fold})
 		}
 	}
 	return cr, nil
