@@ -46,6 +46,12 @@ const (
 	// request (a wait or prompt --wait) as if its client had gone away.
 	MethodCancel = "cancel"
 
+	// Ledger reads (tasks.go): every prompt is a task; these read it back.
+	MethodTasks = "tasks"
+	MethodTask  = "task"
+	MethodLog   = "log"
+	MethodStats = "stats"
+
 	// NotifyEvent is the server→client notification carrying one Event to a subscriber.
 	NotifyEvent = "event"
 	// NotifySubscriptionEnded tells a subscriber that fell too far behind that its subscription
@@ -279,6 +285,9 @@ type WaitOutcome struct {
 	BlockedOn string `json:"blockedOn,omitempty"`
 	Authority string `json:"authority,omitempty"`
 	Seq       uint64 `json:"seq,omitempty"` // the event that decided it (0: decided from the current state)
+	// TasksEnded lists the ledger tasks of this member the wait saw end (closed by an event it
+	// received; when decided from the current state, the member's last closed task if none is open).
+	TasksEnded []string `json:"tasksEnded,omitempty"`
 }
 
 // WaitResult is returned with or without an error: Wait returns the result AND an exit-coded error
@@ -288,6 +297,8 @@ type WaitResult struct {
 	Outcome string        `json:"outcome"` // matched | ended | gone | timeout
 	Winner  string        `json:"winner,omitempty"`
 	Results []WaitOutcome `json:"results"`
+	// TasksEnded is every task the wait saw end, over all names, in the order they ended.
+	TasksEnded []string `json:"tasksEnded"`
 }
 
 type KillParams struct {
@@ -429,6 +440,10 @@ type Event struct {
 	Prev      string `json:"prev,omitempty"`
 	ExitCode  *int   `json:"exitCode,omitempty"`
 	AtMs      int64  `json:"atMs"`
+	// Task is the ledger task this state change was recorded against (the member's open task);
+	// TaskEnded says the change closed it (done, idle after working, the process exiting).
+	Task      string `json:"task,omitempty"`
+	TaskEnded bool   `json:"taskEnded,omitempty"`
 }
 
 // Event types.
@@ -500,4 +515,115 @@ func (e *rpcError) toError() error {
 		code = exitcode.Code(e.Data.ExitCode)
 	}
 	return &exitcode.Error{Code: code, Err: fmt.Errorf("%s", e.Message)}
+}
+
+// ---- ledger reads (tasks, task, log, stats) ----
+
+// TasksFilter selects tasks for Tasks. Zero fields do not filter.
+type TasksFilter struct {
+	Member string    // one member's tasks
+	State  string    // last recorded state: working, blocked, done, idle, unknown, gone, submitted, or "open"
+	Since  time.Time // submitted at or after
+	Limit  int       // the newest N (0 = 100, <0 = every task kept)
+}
+
+// TasksParams is the wire form of TasksFilter.
+type TasksParams struct {
+	Member  string `json:"member,omitempty"`
+	State   string `json:"state,omitempty"`
+	SinceMs int64  `json:"sinceMs,omitempty"` // unix ms; 0 = no lower bound
+	Limit   int    `json:"limit,omitempty"`
+}
+
+// TaskTransition is one observed state change of a member, as recorded in the ledger.
+type TaskTransition struct {
+	AtMs      int64  `json:"atMs"`
+	State     string `json:"state"`
+	BlockedOn string `json:"blockedOn,omitempty"` // blocked sub-kind
+	Authority string `json:"authority,omitempty"` // runtime | hook | screen | remote
+	Note      string `json:"note,omitempty"`
+	Task      string `json:"task,omitempty"` // the task open at the time (log only)
+}
+
+// TaskArtifact is what a task came back with: the tail ArtifactMaxChars characters.
+type TaskArtifact struct {
+	Text      string `json:"text"`
+	Source    string `json:"source"`    // hook (the engine's own final message) | screen (text since the prompt) | error (why there is none)
+	Truncated bool   `json:"truncated"` // the text is the tail of a longer answer
+	Chars     int    `json:"chars"`     // the original length in characters
+}
+
+// ArtifactMaxChars is how many characters of an answer a task keeps (the tail).
+const ArtifactMaxChars = 8000
+
+// Task is one prompt and what became of it. Transitions and Artifact are set by Task only.
+type Task struct {
+	ID            string `json:"id"` // t-N, herd-wide
+	Member        string `json:"member"`
+	Text          string `json:"text"`
+	SubmittedMs   int64  `json:"submittedMs"`
+	StateAtSubmit string `json:"stateAtSubmit,omitempty"` // the member's state when the prompt was typed
+	// State is the last recorded state: the member's current one while open, the terminal one once
+	// closed. "submitted" until the first transition.
+	State           string           `json:"state"`
+	BlockedOn       string           `json:"blockedOn,omitempty"`
+	Open            bool             `json:"open"`
+	EndedMs         int64            `json:"endedMs,omitempty"`
+	DurationMs      int64            `json:"durationMs"` // to EndedMs, or to now while open
+	Note            string           `json:"note,omitempty"`
+	RemoteTaskID    string           `json:"remoteTaskId,omitempty"`
+	RemoteContextID string           `json:"remoteContextId,omitempty"`
+	Transitions     []TaskTransition `json:"transitions,omitempty"`
+	Artifact        *TaskArtifact    `json:"artifact,omitempty"`
+}
+
+// TasksResult is the result of tasks: oldest first, the newest Limit of the selection.
+type TasksResult struct {
+	Tasks []Task `json:"tasks"`
+}
+
+// TaskParams names one task.
+type TaskParams struct {
+	ID string `json:"id"`
+}
+
+// LogParams / LogResult: a member's timestamped state history, tasks or not.
+type LogParams struct {
+	Name    string `json:"name"`
+	SinceMs int64  `json:"sinceMs,omitempty"`
+}
+
+type LogResult struct {
+	Name        string           `json:"name"`
+	Transitions []TaskTransition `json:"transitions"`
+}
+
+// StatsParams: Name empty = every member the ledger knows.
+type StatsParams struct {
+	Name    string `json:"name,omitempty"`
+	SinceMs int64  `json:"sinceMs,omitempty"`
+}
+
+// MemberStats summarises one member's (or the whole herd's) history in a window.
+type MemberStats struct {
+	Name   string `json:"name,omitempty"` // empty in StatsResult.Total
+	FromMs int64  `json:"fromMs"`
+	ToMs   int64  `json:"toMs"`
+	// TotalsMs is the time spent in each state (from each transition to the next, the last
+	// running until now).
+	TotalsMs map[string]int64 `json:"totalsMs"`
+	// HumanLatencyMs is the time spent blocked: waiting on a person, not on the model.
+	HumanLatencyMs   int64 `json:"humanLatencyMs"`
+	BlockedSpells    int   `json:"blockedSpells"`
+	Tasks            int   `json:"tasks"`            // submitted in the window
+	ClosedTasks      int   `json:"closedTasks"`      // of which closed
+	MedianDurationMs int64 `json:"medianDurationMs"` // over the closed ones
+}
+
+// StatsResult is the result of stats: one entry per member (one for a named member), and with no
+// name the herd-wide Total (times summed, median over every closed task).
+type StatsResult struct {
+	SinceMs int64         `json:"sinceMs,omitempty"`
+	Members []MemberStats `json:"members"`
+	Total   *MemberStats  `json:"total,omitempty"`
 }

@@ -724,3 +724,58 @@ func Probe(ctx context.Context, opts ConnectOptions) (*DaemonStatusResult, error
 	defer c.Close()
 	return c.DaemonStatus(ctx)
 }
+
+// Tasks lists ledger tasks (oldest first, the newest f.Limit of them; default 100). An open task
+// whose member has stopped is closed first (state gone, the observation recorded).
+func (c *Client) Tasks(ctx context.Context, f TasksFilter) ([]Task, error) {
+	p := TasksParams{Member: f.Member, State: f.State, Limit: f.Limit}
+	if !f.Since.IsZero() {
+		p.SinceMs = f.Since.UnixMilli()
+	}
+	var r TasksResult
+	if err := c.call(ctx, MethodTasks, p, &r); err != nil {
+		return nil, err
+	}
+	if r.Tasks == nil {
+		r.Tasks = []Task{}
+	}
+	return r.Tasks, nil
+}
+
+// Task returns one task ("t-N") with its transitions and artifact. An unknown id is exit 3, a
+// malformed one exit 1. An open task whose member has stopped is closed first.
+func (c *Client) Task(ctx context.Context, id string) (*Task, error) {
+	var t Task
+	if err := c.call(ctx, MethodTask, TaskParams{ID: id}, &t); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// Log returns the member's timestamped state history since the given time (zero: all kept),
+// oldest first, each entry naming the task open then. An unknown member is exit 3.
+func (c *Client) Log(ctx context.Context, member string, since time.Time) (*LogResult, error) {
+	p := LogParams{Name: member}
+	if !since.IsZero() {
+		p.SinceMs = since.UnixMilli()
+	}
+	var r LogResult
+	if err := c.call(ctx, MethodLog, p, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// Stats reports time in each state (blocked time as human latency), task count and median task
+// duration since the given time, for one member or (member "") every member plus a herd total.
+func (c *Client) Stats(ctx context.Context, member string, since time.Time) (*StatsResult, error) {
+	p := StatsParams{Name: member}
+	if !since.IsZero() {
+		p.SinceMs = since.UnixMilli()
+	}
+	var r StatsResult
+	if err := c.call(ctx, MethodStats, p, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}

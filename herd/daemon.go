@@ -17,8 +17,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mosh-dev/mosh/ledger"
 	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
+
+// ledgerOpenedHook lets a test that runs the daemon in its own process reach the store (to make
+// the disk look full). Nil in the mosh binary.
+var ledgerOpenedHook func(*ledger.Store)
 
 // Version is reported by daemon.status.
 const Version = "0.1.0"
@@ -35,7 +40,9 @@ type daemon struct {
 	manifest manifest
 	tasks    taskLedger // nil when the database could not be opened
 	dbErr    error      // why the database is unavailable
-	ledgerQ  chan func()
+	// cfgProblems are what was wrong with config.json (ignored; doctor names them).
+	cfgProblems []string
+	lw          *ledgerWriter
 
 	bus *bus
 
@@ -68,8 +75,9 @@ func ServeForeground(ctx context.Context, home string) error {
 		home: home, dir: HerdDir(home), sock: SocketPath(home), started: time.Now(),
 		logger: log.New(os.Stderr, "herd: ", log.LstdFlags|log.Lmicroseconds),
 		bus:    newBus(), members: map[string]*member{}, remembered: map[string]manifestRow{}, reserved: map[string]bool{},
-		stopCh: make(chan struct{}), ledgerQ: make(chan func(), 4096),
+		stopCh: make(chan struct{}),
 	}
+	d.lw = newLedgerWriter(d.logger, d.applyOps)
 	d.engines = defaultEngineTable(d.dir)
 	if err := ensurePrivateDir(d.dir); err != nil {
 		return err
@@ -85,7 +93,12 @@ func ServeForeground(ctx context.Context, home string) error {
 	}
 	defer unlock()
 
-	store, err := openLedger(d.dir)
+	ledgerOpts, problems := loadLedgerOptions(d.dir)
+	d.cfgProblems = problems
+	for _, p := range problems {
+		d.logger.Printf("config: %s", p)
+	}
+	store, err := ledger.Open(filepath.Join(d.dir, "herd.db"), ledgerOpts)
 	if err != nil {
 		d.dbErr = err
 		d.logger.Printf("database unavailable, members will not survive a restart: %v", err)
@@ -93,6 +106,9 @@ func ServeForeground(ctx context.Context, home string) error {
 	} else {
 		d.manifest = ledgerManifest{store}
 		d.tasks = store
+		if ledgerOpenedHook != nil {
+			ledgerOpenedHook(store)
+		}
 	}
 	defer d.manifest.Close()
 	rows, err := d.manifest.All()
@@ -102,7 +118,6 @@ func ServeForeground(ctx context.Context, home string) error {
 	for _, r := range rows {
 		d.remembered[r.Name] = r
 	}
-	go d.ledgerLoop()
 
 	_ = os.Remove(d.sock) // we hold the lifetime lock: any socket file is a dead daemon's
 	old := syscall.Umask(0o177)
@@ -245,25 +260,9 @@ func (d *daemon) shutdown() {
 	wg.Wait()
 	d.conns.Range(func(k, _ any) bool { k.(*serverConn).close(); return true })
 	d.connWG.Wait()
-	done := make(chan struct{})
-	d.ledgerQ <- func() { close(done) }
-	<-done
+	d.lw.close()
 	_ = os.Remove(d.sock)
 	d.logger.Printf("stopped")
-}
-
-// ledgerLoop runs ledger writes in order on one goroutine, off the state lock.
-func (d *daemon) ledgerLoop() {
-	for f := range d.ledgerQ {
-		f()
-	}
-}
-
-// ledgerDo queues f and waits for it (used where the caller needs the result, e.g. a task id).
-func (d *daemon) ledgerDo(f func()) {
-	done := make(chan struct{})
-	d.ledgerQ <- func() { f(); close(done) }
-	<-done
 }
 
 // memberByName returns the live (or exited) member this daemon started.
@@ -324,8 +323,13 @@ func (d *daemon) refresh(m *member, settled bool) {
 	if changed(m.reading, fused) {
 		prev := m.reading.State
 		m.reading = fused
-		ev := d.bus.emitLocked(Event{Type: EventState, Name: m.name, State: fused.State, BlockedOn: fused.BlockedOn, Authority: fused.Authority, Prev: prev, AtMs: now.UnixMilli()})
-		d.recordTransitionLocked(m, ev, false)
+		ev := Event{Type: EventState, Name: m.name, State: fused.State, BlockedOn: fused.BlockedOn, Authority: fused.Authority, Prev: prev, AtMs: now.UnixMilli()}
+		// Queued before it is emitted: a waiter woken by the event that then flushes the ledger
+		// finds this write ahead of its flush.
+		if op := d.taskEventLocked(m, &ev, false); op != nil {
+			d.lw.record(*op)
+		}
+		d.bus.emitLocked(ev)
 	}
 	if settled {
 		d.bus.emitLocked(Event{Type: eventSettle, Name: m.name, State: m.reading.State, BlockedOn: m.reading.BlockedOn, Authority: m.reading.Authority, AtMs: now.UnixMilli()})
@@ -345,63 +349,23 @@ func (d *daemon) memberExited(m *member, code int) {
 	prev := m.reading.State
 	m.reading = Reading{State: StateDone, Authority: AuthorityRuntime, AtMs: now.UnixMilli(), Rule: fmt.Sprintf("process exited with code %d", code)}
 	c := code
-	ev := d.bus.emitLocked(Event{Type: EventState, Name: m.name, State: StateDone, Authority: AuthorityRuntime, Prev: prev, ExitCode: &c, AtMs: now.UnixMilli()})
-	d.recordTransitionLocked(m, ev, true)
+	ev := Event{Type: EventState, Name: m.name, State: StateDone, Authority: AuthorityRuntime, Prev: prev, ExitCode: &c, AtMs: now.UnixMilli()}
+	if op := d.taskEventLocked(m, &ev, true); op != nil {
+		d.lw.record(*op)
+	}
+	d.bus.emitLocked(ev)
 	d.bus.mu.Unlock()
 	// The tracker learns of the exit after m.exited is set, so its change callback (refresh)
 	// cannot publish a second, code-less done.
 	m.trk.Exit(code, now)
 	m.trk.Close()
 	m.scr.Close()
-	d.ledgerQ <- func() {
+	d.lw.post(m.name, func() {
 		if err := d.manifest.SetExit(m.name, code, now); err != nil {
 			d.logger.Printf("manifest: %s exit: %v", m.name, err)
 		}
-	}
+	})
 	d.logger.Printf("%s exited with code %d", m.name, code)
-}
-
-// recordTransitionLocked queues a state event for the ledger and closes the member's open task
-// when the state ends it (done, idle, process exit). The caller holds the state lock, so ledger
-// writes happen in event order and before any later request that goes through the ledger queue.
-func (d *daemon) recordTransitionLocked(m *member, ev Event, exited bool) {
-	if d.tasks == nil {
-		return
-	}
-	var closeTask *openTask
-	var artifactText, source string
-	if exited || ev.State == StateDone || ev.State == StateIdle {
-		closeTask, m.task = m.task, nil
-		if closeTask != nil {
-			artifactText, source = d.artifact(m, closeTask, m.payload, ev.Authority)
-		}
-	}
-	tr := ledgerTransition(ev)
-	d.ledgerQ <- func() {
-		if _, err := d.tasks.RecordTransition(m.name, tr); err != nil {
-			d.logger.Printf("ledger: %s transition: %v", m.name, err)
-		}
-		if closeTask != nil {
-			if err := d.tasks.CloseTask(closeTask.id, tr, ledgerArtifact(artifactText, source)); err != nil {
-				d.logger.Printf("ledger: close %s: %v", closeTask.id, err)
-			}
-		}
-	}
-}
-
-func (d *daemon) artifact(m *member, t *openTask, payload []byte, authority string) (string, string) {
-	if authority == AuthorityHook && len(payload) > 0 {
-		var p struct {
-			LastAssistantMessage string `json:"last_assistant_message"`
-		}
-		if json.Unmarshal(payload, &p) == nil && p.LastAssistantMessage != "" {
-			return p.LastAssistantMessage, "hook"
-		}
-	}
-	grown := m.scr.HistoryLen() - t.baseHist
-	_, rows := m.size()
-	n := rows + max(0, grown)
-	return m.scr.Text(n), "screen"
 }
 
 // names returns live and remembered member names, sorted.

@@ -73,6 +73,16 @@ func (d *daemon) doctor() *DoctorResult {
 		}
 	}
 
+	// config.json (ledger retention and durability).
+	if len(d.cfgProblems) > 0 {
+		for _, p := range d.cfgProblems {
+			r.Checks = append(r.Checks, DoctorCheck{Name: "config", Level: "warn", Detail: p,
+				Fix: "fix " + filepath.Join(d.dir, ConfigFile) + ", then `mosh herd daemon stop` (the next verb starts a daemon that reads it)"})
+		}
+	} else {
+		r.Checks = append(r.Checks, DoctorCheck{Name: "config", Level: "ok", Detail: filepath.Join(d.dir, ConfigFile) + " loads cleanly (or is absent: the defaults apply)"})
+	}
+
 	// Manifest vs live.
 	var gone, exited []string
 	for _, row := range d.list() {

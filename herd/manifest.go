@@ -41,11 +41,22 @@ type taskLedger interface {
 	RecordTransition(member string, tr ledger.Transition) (string, error)
 	CloseTask(id string, end ledger.Transition, a ledger.Artifact) error
 	Reconcile(member string, at time.Time, note string) (string, error)
+	ReplaceArtifact(id string, a ledger.Artifact) error
+	RecordBatch(items []ledger.BatchItem) ([]error, error)
 	Check(ctx context.Context) error
+
+	Tasks(f ledger.TaskFilter) ([]ledger.Task, error)
+	Task(id string) (ledger.Task, error)
+	Log(member string, since time.Time) ([]ledger.Transition, error)
+	Stats(member string, since time.Time) (ledger.Stats, error)
+	HerdStats(since time.Time) ([]ledger.Stats, ledger.Stats, error)
+	KnownMember(name string) (bool, error)
+	OpenTask(member string) (ledger.Task, error)
 }
 
 type ledgerManifest struct{ s *ledger.Store }
 
+// openLedger opens herd.db with the defaults (tests and tools that read a herd's ledger).
 func openLedger(dir string) (*ledger.Store, error) {
 	return ledger.Open(filepath.Join(dir, "herd.db"), ledger.Options{})
 }

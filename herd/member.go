@@ -68,14 +68,14 @@ type member struct {
 	writeMu sync.Mutex
 
 	// Guarded by d.bus.mu (the state lock).
-	reading  Reading
-	screenR  *Reading
-	hookR    *Reading
-	exited   bool
-	removed  bool // killed or pruned: the name no longer refers to this member
-	exitCode int
-	payload  []byte // last hook payload (Stop carries the engine's final message)
-	task     *openTask
+	reading    Reading
+	screenR    *Reading
+	hookR      *Reading
+	exited     bool
+	removed    bool // killed or pruned: the name no longer refers to this member
+	exitCode   int
+	task       *openTask   // the last prompt's task until it ends (tasks_record.go)
+	lastClosed *closedTask // the task that ended last, until the next prompt
 
 	// Guarded by mu.
 	mu       sync.Mutex
@@ -87,12 +87,6 @@ type member struct {
 
 	readDone chan struct{} // the read loop ended
 	exitDone chan struct{} // the process was reaped and its exit published
-}
-
-// openTask is the ledger task of the last prompt, until a terminal state closes it.
-type openTask struct {
-	id       string
-	baseHist int // history length when the prompt was typed
 }
 
 // memberEnv is the caller's environment minus the engine's stripped names and any stale herd

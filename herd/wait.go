@@ -118,12 +118,18 @@ func hWait(ctx context.Context, sc *serverConn, params json.RawMessage) (any, er
 	sub := d.bus.subscribeLocked(names, false)
 	ws2 := make([]*waitee, len(names))
 	byName := map[string]*waitee{}
+	var tasksEnded []string // tasks seen ending, in order
 	for i, n := range names {
 		w := &waitee{WaitOutcome: WaitOutcome{Name: n, State: StateGone, Authority: AuthorityRuntime}}
 		if m := ms[i]; m != nil && !m.removed {
 			w.State, w.BlockedOn, w.Authority, w.exited = m.reading.State, m.reading.BlockedOn, m.reading.Authority, m.exited
 		}
 		w.decide(ws)
+		if m := ms[i]; w.Outcome != "" && m != nil && m.task == nil && m.lastClosed != nil {
+			// Decided by the state the member is already in: that state ended its last task.
+			w.TasksEnded = []string{m.lastClosed.id}
+			tasksEnded = append(tasksEnded, m.lastClosed.id)
+		}
 		ws2[i], byName[n] = w, w
 	}
 	d.bus.mu.Unlock()
@@ -137,6 +143,8 @@ func hWait(ctx context.Context, sc *serverConn, params json.RawMessage) (any, er
 	}
 	for {
 		if res, done := verdict(mode, ws2); done {
+			res.TasksEnded = append([]string{}, tasksEnded...)
+			d.flushEnded(ws2)
 			return res, nil
 		}
 		select {
@@ -153,6 +161,10 @@ func hWait(ctx context.Context, sc *serverConn, params json.RawMessage) (any, er
 				case EventState:
 					w.State, w.BlockedOn, w.Authority = e.State, e.BlockedOn, e.Authority
 					w.exited = w.exited || e.ExitCode != nil
+					if e.TaskEnded && e.Task != "" {
+						w.TasksEnded = append(w.TasksEnded, e.Task)
+						tasksEnded = append(tasksEnded, e.Task)
+					}
 				default:
 					continue
 				}
@@ -168,11 +180,24 @@ func hWait(ctx context.Context, sc *serverConn, params json.RawMessage) (any, er
 					w.Outcome = OutcomeTimeout
 				}
 			}
-			return result(mode, OutcomeTimeout, "", ws2), nil
+			res := result(mode, OutcomeTimeout, "", ws2)
+			res.TasksEnded = append([]string{}, tasksEnded...)
+			d.flushEnded(ws2)
+			return res, nil
 		case <-ctx.Done():
 			return nil, exitcode.New(exitcode.Interrupted, "wait cancelled: the client cancelled it or went away")
 		case <-sc.d.stopCh:
 			return nil, exitcode.New(exitcode.Infra, "wait ended: the herd daemon is stopping")
+		}
+	}
+}
+
+// flushEnded makes the ends a wait reports durable before it answers: a task named in
+// tasksEnded reads closed from the ledger, even after a crash of the daemon right after.
+func (d *daemon) flushEnded(ws []*waitee) {
+	for _, w := range ws {
+		if len(w.TasksEnded) > 0 {
+			d.lw.flush(w.Name)
 		}
 	}
 }

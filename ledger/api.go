@@ -338,3 +338,25 @@ func FormatTaskID(n int64) string { return fmt.Sprintf("t-%d", n) }
 // ParseTaskID parses "t-N" (also "t-0N" as moshcode printed them) into N. Anything else is a usage
 // error naming the expected form.
 func ParseTaskID(id string) (int64, error) { return parseTaskID(id) }
+
+// KnownMember reports whether the ledger knows the name: in the manifest or with any history. Reads
+// use it to tell a typo (not found) from a member with nothing in the window (empty).
+func (s *Store) KnownMember(name string) (bool, error) {
+	ok, err := s.known(s.r, name)
+	return ok, s.dbErr("find member", err)
+}
+
+// HerdStats returns the Stats of every member the ledger knows (in the manifest or with any
+// history) since the given time, and a herd-wide total: times and counts summed, the median over
+// every closed task in the window. The total's Member is "".
+func (s *Store) HerdStats(since time.Time) (members []Stats, total Stats, err error) {
+	return s.herdStats(since)
+}
+
+// ReplaceArtifact replaces the artifact of a closed task (a hook's final message that arrived
+// after the screen had already closed the task). It returns a *NotFoundError for an unknown id
+// and an error wrapping ErrOpen for a task that is still open (CloseTask sets its artifact).
+func (s *Store) ReplaceArtifact(id string, a Artifact) error { return s.replaceArtifact(id, a) }
+
+// ErrOpen is wrapped by ReplaceArtifact on a task that is still open.
+var ErrOpen = errors.New("task still open")

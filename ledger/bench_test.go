@@ -37,8 +37,8 @@ func populated(b *testing.B, members, tasks int) (*Store, PopulateSpec) {
 		benchDBs[key] = path
 	}
 	benchMu.Unlock()
-	// One reader, warmed by reading every page: a running daemon's mapping of the file is warm,
-	// while a fresh one pays a page fault on each first touch.
+	// One reader, warmed by reading every page: a running daemon's page cache is warm,
+	// while a fresh one pays a disk read on each first touch.
 	s, err := Open(path, Options{ReadConns: 1})
 	if err != nil {
 		b.Fatal(err)

@@ -34,14 +34,17 @@ type Store struct {
 	commits, committed atomic.Int64 // transactions and requests, for the group-commit figures
 }
 
-// driverName is mattn/go-sqlite3 with per-connection settings the DSN cannot carry: reads map the
-// database file (no read syscall per page: lookups cost the same at 1,000 and 50,000 tasks) and
-// each connection keeps a 16 MiB page cache.
+// driverName is mattn/go-sqlite3 with per-connection settings the DSN cannot carry: each
+// connection keeps a 16 MiB page cache and its temporary data (savepoint journals) in memory, not
+// in a file under /tmp, and the database file is read with read(2), never
+// memory-mapped. A mapping would save about 0.1 ms per lookup (Task p50 0.20 ms mapped vs 0.29 ms
+// read, 50,000 tasks), but a database file truncated or damaged under a mapping raises SIGBUS, which
+// kills the whole daemon; with reads the same damage is an I/O error on the one call that hit it.
 const driverName = "sqlite3-mosh-ledger"
 
 func init() {
 	sql.Register(driverName, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
-		_, err := c.Exec("PRAGMA mmap_size = 268435456; PRAGMA cache_size = -16384", nil)
+		_, err := c.Exec("PRAGMA mmap_size = 0; PRAGMA cache_size = -16384; PRAGMA temp_store = MEMORY", nil)
 		return err
 	}})
 }
@@ -193,7 +196,7 @@ func (s *Store) dbErr(op string, err error) error {
 		return nil
 	}
 	var nf *NotFoundError
-	if errors.As(err, &nf) || errors.Is(err, ErrClosed) {
+	if errors.As(err, &nf) || errors.Is(err, ErrClosed) || errors.Is(err, ErrOpen) {
 		return err
 	}
 	var se sqlite3.Error
@@ -237,12 +240,45 @@ func (s *Store) check(ctx context.Context) error {
 	if err := rows.Err(); err != nil {
 		return s.dbErr("check", err)
 	}
-	if len(problems) > 0 {
-		if len(problems) > 5 {
-			problems = append(problems[:5], fmt.Sprintf("… %d more", len(problems)-5))
-		}
-		return fmt.Errorf("ledger check: %s is damaged (quick_check: %s): stop the daemon and move the file "+
-			"aside (mv %s %s.bad) to start a new ledger", s.path, strings.Join(problems, "; "), s.path, s.path)
+	if len(problems) == 0 {
+		return s.probeWrite(ctx)
 	}
-	return nil
+	if len(problems) > 5 {
+		problems = append(problems[:5], fmt.Sprintf("… %d more", len(problems)-5))
+	}
+	return fmt.Errorf("ledger check: %s is damaged (quick_check: %s): stop the daemon and move the file "+
+		"aside (mv %s %s.bad) to start a new ledger", s.path, strings.Join(problems, "; "), s.path, s.path)
+}
+
+// probeWrite takes and releases the write lock on a connection of its own, so a database another
+// process keeps locked is named (reads go on in WAL mode, so quick_check alone would pass).
+func (s *Store) probeWrite(ctx context.Context) error {
+	db, err := sql.Open(driverName, dsn(s.path, url.Values{"_busy_timeout": {"1000"}, "_txlock": {"immediate"}}))
+	if err != nil {
+		return s.dbErr("check", err)
+	}
+	defer db.Close()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.dbErr("check", err)
+	}
+	return s.dbErr("check", tx.Rollback())
+}
+
+// SetMaxPages caps the database at n pages of its page size for this store's writes: a write that
+// needs more fails exactly as on a full disk (SQLITE_FULL), and the next one after the cap is
+// lifted (n ≤ 0) succeeds. It exists to prove the full-disk handling of the layers above.
+func (s *Store) SetMaxPages(n int64) error {
+	if n <= 0 {
+		n = 1073741823 // SQLite's default maximum
+	}
+	_, err := s.w.Exec(fmt.Sprintf("PRAGMA max_page_count = %d", n))
+	return s.dbErr("set max pages", err)
+}
+
+// PageCount is the database's size in pages (for SetMaxPages).
+func (s *Store) PageCount() (int64, error) {
+	var n int64
+	err := s.r.QueryRow("PRAGMA page_count").Scan(&n)
+	return n, s.dbErr("page count", err)
 }

@@ -121,9 +121,7 @@ func (s *Store) recordTransition(member string, tr Transition) (string, error) {
 			rowID int64
 			link  sql.NullInt64
 		)
-		err := tx.QueryRow(`INSERT INTO transitions (member, task_id, at_ms, state, kind, authority, note)
-			VALUES (?, (SELECT id FROM tasks WHERE member = ? AND ended_ms IS NULL ORDER BY id DESC LIMIT 1), ?, ?, ?, ?, ?)
-			RETURNING id, task_id`, member, member, tr.At.UnixMilli(), tr.State, tr.Kind, tr.Authority, tr.Note).Scan(&rowID, &link)
+		err := tx.QueryRow(recordTransitionSQL, member, member, tr.At.UnixMilli(), tr.State, tr.Kind, tr.Authority, tr.Note).Scan(&rowID, &link)
 		if err != nil {
 			return err
 		}
@@ -141,6 +139,12 @@ func (s *Store) recordTransition(member string, tr Transition) (string, error) {
 	}
 	return FormatTaskID(taskID), nil
 }
+
+// recordTransitionSQL inserts a transition linked to the member's open task (if any) and returns
+// the row id and the linked task. Arguments: member, member, at_ms, state, kind, authority, note.
+const recordTransitionSQL = `INSERT INTO transitions (member, task_id, at_ms, state, kind, authority, note)
+	VALUES (?, (SELECT id FROM tasks WHERE member = ? AND ended_ms IS NULL ORDER BY id DESC LIMIT 1), ?, ?, ?, ?, ?)
+	RETURNING id, task_id`
 
 // logPruneEvery: a member's untasked log is trimmed on one insert in this many, which keeps the
 // amortised cost per transition small while bounding the log of a member that never gets prompts.

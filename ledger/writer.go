@@ -26,8 +26,9 @@ type writeReq struct {
 	op   string
 	fn   func(tx *sql.Tx) error
 	done chan error // buffered: the committer never blocks on delivery
-	// oneStatement: fn runs a single statement, which SQLite already makes atomic, so no savepoint
-	// is needed around it in a shared transaction.
+	// oneStatement: fn needs no savepoint around it in a shared transaction: it runs a single
+	// statement (which SQLite already makes atomic), or it returns an error only for storage
+	// trouble, after which the whole shared transaction is rolled back and retried call by call.
 	oneStatement bool
 }
 
@@ -38,7 +39,8 @@ func (s *Store) writeTx(op string, fn func(tx *sql.Tx) error) error {
 	return s.submit(&writeReq{op: op, fn: fn, done: make(chan error, 1)})
 }
 
-// writeStmt is writeTx for a fn that runs exactly one statement.
+// writeStmt is writeTx for a fn that runs exactly one statement, or that handles its own logical
+// errors and returns only storage errors (see writeReq.oneStatement).
 func (s *Store) writeStmt(op string, fn func(tx *sql.Tx) error) error {
 	return s.submit(&writeReq{op: op, fn: fn, done: make(chan error, 1), oneStatement: true})
 }
@@ -153,7 +155,7 @@ func (s *Store) commit(batch []*writeReq) {
 func isLogical(err error) bool {
 	var nf *NotFoundError
 	var ec *exitcode.Error
-	return errors.As(err, &nf) || errors.Is(err, ErrClosed) || errors.As(err, &ec)
+	return errors.As(err, &nf) || errors.Is(err, ErrClosed) || errors.Is(err, ErrOpen) || errors.As(err, &ec)
 }
 
 // directTx runs fn in its own IMMEDIATE transaction on the writer connection.
