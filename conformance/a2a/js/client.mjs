@@ -1,13 +1,17 @@
 // Drives a mosh herd serve member endpoint with the official @a2a-js/sdk 0.3.x client:
 // discover → send → get → answer an input-required task → cancel → the error cases.
 //
-//   A2A_BASE=http://127.0.0.1:7683/a2a/members/api/ A2A_TOKEN=$(mosh herd token) node client.mjs
+//   A2A_BASE=http://127.0.0.1:7683/a2a/members/api/ A2A_TOKEN=$(mosh herd token --show) node client.mjs
 //
 // A2A_BASE    the member's base URL, with its trailing slash (a2a-js resolves the card path
 //             relative to it)
 // A2A_TOKEN   the herd token or a credential from POST /auth
 // A2A_ASK     a prompt that makes the member stop and ask (default "?ask which database")
 // A2A_ANSWER  the answer typed back (default "postgres")
+// A2A_LONG    a prompt that keeps the member working long enough to be canceled
+//             (default "run the whole test suite")
+// A2A_SETTLE  when set, wait (polling tasks/get, as a non-streaming client does) for each task
+//             to finish before the next message, for members that take one prompt at a time
 // A2A_RECORD  optional file: every HTTP exchange is appended as one JSON line
 //             {method, url, status, request, response} so a Go test can validate each answer
 //             against the A2A JSON Schema
@@ -27,6 +31,8 @@ if (!base || !token) {
 }
 const askText = process.env.A2A_ASK || '?ask which database';
 const answerText = process.env.A2A_ANSWER || 'postgres';
+const longText = process.env.A2A_LONG || 'run the whole test suite';
+const settle = !!process.env.A2A_SETTLE;
 const record = process.env.A2A_RECORD;
 
 async function recordingFetch(url, init = {}) {
@@ -57,6 +63,17 @@ async function expectError(name, fn, cls) {
   }
 }
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const terminal = ['completed', 'canceled', 'failed', 'rejected'];
+// finished polls tasks/get until the task is terminal (at most ~20 s) and returns its state.
+async function finished(client, id) {
+  let state = '';
+  for (let i = 0; i < 200; i++) {
+    state = (await client.getTask({ id })).status.state;
+    if (terminal.includes(state)) break;
+    await sleep(100);
+  }
+  return state;
+}
 const text = (s, extra = {}) => ({
   message: { kind: 'message', role: 'user', messageId: crypto.randomUUID(), parts: [{ kind: 'text', text: s }], ...extra },
 });
@@ -79,6 +96,10 @@ async function main() {
   const got = await client.getTask({ id: sent.id, historyLength: 1 });
   check('get: same task, history capped at 1', got.id === sent.id && Array.isArray(got.history) && got.history.length <= 1,
     `history ${JSON.stringify(got.history)}`);
+  if (settle) {
+    const st = await finished(client, sent.id);
+    check('get: the first task completes', st === 'completed', st);
+  }
 
   const asked = await client.sendMessage(text(askText));
   let state = asked.status?.state;
@@ -90,8 +111,12 @@ async function main() {
   const answered = await client.sendMessage(text(answerText, { taskId: asked.id }));
   check('answer: the follow-up resumes the same task', answered.id === asked.id && answered.status.state !== 'input-required',
     JSON.stringify(answered.status));
+  if (settle) {
+    const st = await finished(client, asked.id);
+    check('answer: the answered task completes', st === 'completed', st);
+  }
 
-  const doomed = await client.sendMessage(text('run the whole test suite'));
+  const doomed = await client.sendMessage(text(longText));
   const canceled = await client.cancelTask({ id: doomed.id });
   check('cancel: task canceled', canceled.status?.state === 'canceled', JSON.stringify(canceled.status));
   await expectError('cancel again: not cancelable', () => client.cancelTask({ id: doomed.id }), TaskNotCancelableError);
