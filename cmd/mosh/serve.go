@@ -150,7 +150,7 @@ func serveCmd(gs *globalState) *cobra.Command {
 		Short: "serve the herd over A2A v0.3.0 (JSON-RPC), behind the herd token",
 		Long: "Serves a herd card and one card per member over A2A v0.3.0. message/send types into the member\n" +
 			"(the same path as mosh herd prompt), a follow-up carrying the taskId of an input-required task\n" +
-			"answers it, tasks/get reads the ledger, tasks/cancel sends Escape then Ctrl-C (never kills).\n" +
+			"answers it, tasks/get reads the ledger, tasks/cancel sends Escape (Ctrl-C only if still busy; never kills).\n" +
 			"Every request, cards included, needs Authorization: Bearer with the herd token (mosh herd token)\n" +
 			"or a credential from POST /auth. Members started with --agent stay hidden unless --expose-autonomous.\n" +
 			"Ctrl-C or SIGTERM stops it gracefully.",
