@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -28,7 +27,7 @@ type compiled struct {
 // script through esbuild; a script without them is compiled by goja directly, which costs a
 // fraction of a bundle (see BenchmarkRun*). A false match (the word in a string or comment)
 // only costs time: esbuild handles every script.
-var moduleSyntax = regexp.MustCompile(`\b(?:import|export|await)\b`)
+var moduleSyntax = lazyRegexp(`\b(?:import|export|await)\b`)
 
 // prepareSource drops a UTF-8 BOM and turns a shebang line into a comment, keeping every line
 // and column where it was.
@@ -48,7 +47,7 @@ func isTypeScript(name string) bool {
 // compileScript compiles s, choosing the direct goja path when it can.
 func compileScript(s Script, dir string) (*compiled, error) {
 	src := prepareSource(s.Source)
-	if !isTypeScript(s.Name) && !moduleSyntax.MatchString(src) {
+	if !isTypeScript(s.Name) && !moduleSyntax().MatchString(src) {
 		prog, err := compileJS(s.Name, src, parser.WithDisableSourceMaps)
 		if err != nil {
 			return nil, err
@@ -69,7 +68,7 @@ const bundlePrefix = "(async () => {"
 // trailingExports matches the export clause esbuild appends when the entry script exports
 // something; an entry's exports have no importer, and the clause is not valid inside the
 // function wrapper.
-var trailingExports = regexp.MustCompile(`(?m)^export\s*\{[^}]*\};?\s*$`)
+var trailingExports = lazyRegexp(`(?m)^export\s*\{[^}]*\};?\s*$`)
 
 // bundle runs esbuild (ESM in, ESM out, ESNext so top-level await survives) and wraps the result
 // as an async arrow function. The prefix shares line 1 with esbuild's leading comment and the
@@ -125,7 +124,7 @@ func bundle(name, src, dir string) (*compiled, error) {
 	if i := bytes.LastIndex(code, []byte("//# sourceMappingURL=")); i >= 0 {
 		code = code[:i]
 	}
-	code = trailingExports.ReplaceAll(code, nil)
+	code = trailingExports().ReplaceAll(code, nil)
 	sourceMap, err = oneBasedColumns(sourceMap, len(bundlePrefix))
 	if err != nil {
 		return nil, fmt.Errorf("reading esbuild's source map for %s: %w", name, err)
@@ -279,7 +278,7 @@ func (e *ScriptError) Error() string {
 	return b.String()
 }
 
-var gojaLinePrefix = regexp.MustCompile(`^(?:.*: )?Line \d+:\d+ `)
+var gojaLinePrefix = lazyRegexp(`^(?:.*: )?Line \d+:\d+ `)
 
 // syntaxError turns goja's *CompilerSyntaxError into a *ScriptError.
 func syntaxError(err error, src string) error {
@@ -288,7 +287,7 @@ func syntaxError(err error, src string) error {
 		return err
 	}
 	p := se.File.Position(se.Offset)
-	msg := gojaLinePrefix.ReplaceAllString(se.Message, "")
+	msg := gojaLinePrefix().ReplaceAllString(se.Message, "")
 	e := &ScriptError{File: p.Filename, Line: p.Line, Column: p.Column, Kind: "SyntaxError", Message: msg}
 	// Positions that a source map moved point into another file; only show the line when the
 	// position is in the text we compiled.

@@ -3,7 +3,6 @@ package runtime
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
@@ -66,11 +65,11 @@ func goErrorOf(v goja.Value) error {
 }
 
 // gojaFrameSuffix is goja's program counter in stack frames ("file:3:5(12)"), noise to a user.
-var gojaFrameSuffix = regexp.MustCompile(`(:\d+:\d+)\(\d+\)`)
+var gojaFrameSuffix = lazyRegexp(`(:\d+:\d+)\(\d+\)`)
 
 // cleanStack rewrites goja's stack text into the familiar V8 shape.
 func cleanStack(s string) string {
-	s = gojaFrameSuffix.ReplaceAllString(s, "$1")
+	s = gojaFrameSuffix().ReplaceAllString(s, "$1")
 	s = strings.ReplaceAll(s, "\tat ", "    at ")
 	return strings.TrimRight(s, "\n")
 }

@@ -42,9 +42,23 @@ func installGlobals(v *vu) {
 		return goja.Undefined()
 	}))
 	// queueMicrotask rides on the promise job queue so it interleaves with promise reactions in
-	// the order the spec gives them. A throwing task surfaces as an unhandled rejection.
-	qm, err := vm.RunProgram(queueMicrotaskProgram())
-	must(err)
+	// the order the spec gives them. A throwing task surfaces as an unhandled rejection. The JS
+	// half is compiled and run on first use: most scripts never call it, and every process start
+	// would pay for it.
+	var queue goja.Callable
+	qm := vm.ToValue(func(call goja.FunctionCall) goja.Value {
+		if _, ok := goja.AssertFunction(call.Argument(0)); !ok {
+			panic(vm.NewTypeError("queueMicrotask(fn): fn must be a function"))
+		}
+		if queue == nil {
+			fn, err := vm.RunProgram(queueMicrotaskProgram())
+			must(err)
+			queue, _ = goja.AssertFunction(fn)
+		}
+		return must1(queue(goja.Undefined(), call.Argument(0)))
+	}).ToObject(vm)
+	must(qm.DefineDataProperty("name", vm.ToValue("queueMicrotask"), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE))
+	must(qm.DefineDataProperty("length", vm.ToValue(1), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE))
 	must(vm.Set("queueMicrotask", qm))
 	fixJSONStringifyIndent(vm)
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,7 +37,7 @@ type inspector struct {
 	seen map[*goja.Object]bool
 }
 
-var identifier = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*$`)
+var identifier = lazyRegexp(`^[A-Za-z_$][A-Za-z0-9_$]*$`)
 
 func quote(s string) string {
 	q := "'"
@@ -122,10 +121,10 @@ func (in *inspector) value(v goja.Value, depth, indent int) string {
 	return in.object(obj, depth, indent)
 }
 
-var typedArrayName = regexp.MustCompile(`^(?:Int|Uint|Float|BigInt|BigUint)\d+(?:Clamped)?Array$`)
+var typedArrayName = lazyRegexp(`^(?:Int|Uint|Float|BigInt|BigUint)\d+(?:Clamped)?Array$`)
 
 func isTypedArray(obj *goja.Object) bool {
-	return typedArrayName.MatchString(constructorName(obj))
+	return typedArrayName().MatchString(constructorName(obj))
 }
 
 func constructorName(obj *goja.Object) string {
@@ -247,7 +246,7 @@ func (in *inspector) mapOrSet(obj *goja.Object, kind string, depth, indent int) 
 }
 
 func (in *inspector) key(k string) string {
-	if identifier.MatchString(k) {
+	if identifier().MatchString(k) {
 		return k
 	}
 	return quote(k)

@@ -155,19 +155,6 @@ func parseStates(s string) ([]string, error) {
 	return out, nil
 }
 
-// herdCommandSet builds the herd verbs (children of `mosh herd`) and the top-level shortcuts
-// (`mosh ps|attach|wait|kill|restore`). Cobra commands have one parent, so shortcuts are built
-// by the same constructors a second time.
-func herdCommandSet(h *herdCLI) (sub []*cobra.Command, top []*cobra.Command) {
-	sub = []*cobra.Command{
-		h.runCmd(), h.startCmd(), h.psCmd("ps"), h.attachCmd(), h.promptCmd(), h.readCmd(),
-		h.sendKeysCmd(), h.waitCmd(), h.killCmd(), h.pruneCmd(), h.restoreCmd(), h.reportCmd(),
-		h.statusCmd(), h.doctorCmd(), h.explainCmd(), h.daemonCmd(),
-	}
-	top = []*cobra.Command{h.psCmd("ps"), h.attachCmd(), h.waitCmd(), h.killCmd(), h.restoreCmd()}
-	return sub, top
-}
-
 // ---- run / start ------------------------------------------------------------------------------
 
 func (h *herdCLI) printLaunched(m *herd.Member, asJSON bool) error {

@@ -157,6 +157,16 @@ func BenchmarkBuildCommandTree(b *testing.B) {
 			}
 		})
 	}
+	// What other invocations build: one herd verb (every hook's report), and the whole tree
+	// (help and listings).
+	for _, args := range []string{"herd report x working", "help"} {
+		b.Run(args, func(b *testing.B) {
+			gs := &globalState{Env: map[string]string{"MOSH_HOME": b.TempDir()}, Stdout: io.Discard, Stderr: io.Discard, Getwd: os.Getwd}
+			for b.Loop() {
+				newRootCommand(gs, strings.Fields(args))
+			}
+		})
+	}
 }
 
 // BenchmarkEvalInProcess is `mosh -e 0` without process start-up: flags, tree, VM, builtins.

@@ -83,13 +83,75 @@ type cli struct {
 	headerErrs []error
 }
 
-// newRootCommand builds the command tree for args. Script verbs are added lazily: only the one
-// the arguments name, or all of them for listings and help, so start-up does not grow with the
-// number of installed scripts.
+// buildScope is the part of the command tree an invocation can reach. Building only that part
+// keeps start-up small: `mosh -e 0`, a script file and stdin reach no command at all, and every
+// hook runs `mosh herd report`, which reaches one verb.
+type buildScope struct {
+	all bool
+	// top is the one top-level command reachable ("" = none); verb, when top is a parent
+	// ("herd"), the one verb under it ("" = all of them).
+	top, verb string
+}
+
+// wants reports whether a command reached as name (or one of its aliases) under parent ("" =
+// the root) must be built.
+func (s buildScope) wants(parent string, names ...string) bool {
+	if s.all {
+		return true
+	}
+	want := s.top
+	if parent != "" {
+		if parent != s.top {
+			return false
+		}
+		if s.verb == "" {
+			return true
+		}
+		want = s.verb
+	}
+	for _, n := range names {
+		if n == want {
+			return true
+		}
+	}
+	return false
+}
+
+// none: the invocation runs a script (-e, a file, stdin, the REPL); no command is reachable.
+func (s buildScope) none() bool { return !s.all && s.top == "" }
+
+// scopeOf mirrors how newRootCommand resolves an invocation. A first word that cannot name a
+// command (a path: "x.mosh", "./x", "-") reaches nothing: every command and verb name is
+// scriptverb.ValidName (TestCommandNamesAreVerbNames).
+func scopeOf(inv invocation) buildScope {
+	switch {
+	case inv.eval:
+		return buildScope{}
+	case len(inv.words) == 0:
+		return buildScope{all: inv.help}
+	case inv.words[0] == "help" || inv.words[0] == "commands" || inv.help:
+		return buildScope{all: true}
+	case isParentName(inv.words[0]):
+		if len(inv.words) == 1 {
+			return buildScope{all: true}
+		}
+		return buildScope{top: inv.words[0], verb: inv.words[1]}
+	case !scriptverb.ValidName(inv.words[0]):
+		return buildScope{}
+	}
+	return buildScope{top: inv.words[0]}
+}
+
+// newRootCommand builds the command tree for args: only the part the arguments can reach
+// (buildScope). Script verbs are added lazily too: only the one the arguments name, or all of
+// them for listings and help, so start-up does not grow with the number of installed scripts.
 func newRootCommand(gs *globalState, args []string) *cobra.Command {
-	c := &cli{gs: gs, max: builtins.DefaultMax, catalog: newCatalog(gs)}
+	c := &cli{gs: gs, max: builtins.DefaultMax}
+	inv := scanArgs(args)
+	scope := scopeOf(inv)
 	gs.mu.Lock()
 	gs.parents = nil // parents belong to one command tree; a globalState may build several
+	gs.scope = scope
 	gs.mu.Unlock()
 	root := &cobra.Command{
 		Use:   "mosh [FILE.mosh | -e CODE | -] [args...]",
@@ -116,21 +178,28 @@ func newRootCommand(gs *globalState, args []string) *cobra.Command {
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return exitcode.New(exitcode.Usage, "%v (see '%s --help')", err, cmd.CommandPath())
 	})
-	root.SetHelpCommand(c.helpCmd())
-	root.AddCommand(c.runCmd(), c.commandsCmd(), exitCodesTopic(), scriptHeadersTopic())
-
-	for _, f := range commandFactories {
-		root.AddCommand(f(gs)...)
-	}
-	gs.mu.Lock()
-	for _, p := range gs.parents {
-		if !p.HasParent() {
-			root.AddCommand(p)
+	if !scope.none() {
+		root.SetHelpCommand(c.helpCmd())
+		for _, b := range []struct {
+			name  string
+			build func() *cobra.Command
+		}{{"run", c.runCmd}, {"commands", c.commandsCmd}, {"exit-codes", exitCodesTopic}, {"script-headers", scriptHeadersTopic}} {
+			if scope.wants("", b.name) {
+				root.AddCommand(b.build())
+			}
 		}
+		for _, f := range commandFactories {
+			root.AddCommand(f(gs)...)
+		}
+		gs.mu.Lock()
+		for _, p := range gs.parents {
+			if !p.HasParent() {
+				root.AddCommand(p)
+			}
+		}
+		gs.mu.Unlock()
 	}
-	gs.mu.Unlock()
 
-	inv := scanArgs(args)
 	switch {
 	case inv.eval:
 		root.ResetCommands() // `mosh -e CODE run` passes "run" to the script
@@ -145,7 +214,9 @@ func newRootCommand(gs *globalState, args []string) *cobra.Command {
 	case isParentName(inv.words[0]):
 		if len(inv.words) == 1 || inv.help {
 			c.addAllVerbs(root)
-		} else {
+		} else if sub, rest, err := root.Find(inv.words[:2]); err != nil || sub.Name() == inv.words[0] || len(rest) > 0 {
+			// No Go verb of that name (a Go verb wins over a script verb, so only then is the
+			// script catalog read).
 			c.addNamedVerb(root, inv.words[0], inv.words[1])
 		}
 	default:

@@ -34,6 +34,9 @@ type globalState struct {
 	// mu guards the parents map, filled while the command tree is built.
 	mu      sync.Mutex
 	parents map[string]*cobra.Command
+	// scope is the part of the command tree the invocation being built can reach; factories
+	// that can build part of their family ask it (scope.wants) to skip the rest.
+	scope buildScope
 	// releaseSignals hands SIGINT back (the REPL handles Ctrl-C itself); set by execute.
 	releaseSignals func()
 	// Exit ends the process at once (a second Ctrl-C while a run is shutting down).

@@ -34,6 +34,14 @@ func newCatalog(gs *globalState) *scriptverb.Catalog {
 	return scriptverb.NewCatalog(dirs...)
 }
 
+// scripts is the script-verb catalog, made on first use: most invocations never read it.
+func (c *cli) scripts() *scriptverb.Catalog {
+	if c.catalog == nil {
+		c.catalog = newCatalog(c.gs)
+	}
+	return c.catalog
+}
+
 func isParentName(s string) bool {
 	for _, p := range scriptverb.Parents {
 		if p != "" && p == s {
@@ -49,7 +57,7 @@ func (c *cli) addNamedVerb(root *cobra.Command, parent, name string) bool {
 	if !scriptverb.ValidName(name) {
 		return false
 	}
-	v, err := c.catalog.Lookup(name)
+	v, err := c.scripts().Lookup(name)
 	if err != nil {
 		c.verbErr = err
 		return c.attach(root, parent, brokenVerbCommand(name, err))
@@ -68,7 +76,7 @@ func (c *cli) addNamedVerb(root *cobra.Command, parent, name string) bool {
 
 // addAllVerbs adds every script verb (for help and listings) and remembers broken headers.
 func (c *cli) addAllVerbs(root *cobra.Command) {
-	verbs, errs := c.catalog.All()
+	verbs, errs := c.scripts().All()
 	c.verbs, c.headerErrs = verbs, errs
 	for _, v := range verbs {
 		if !c.attach(root, v.Parent, c.verbCommand(v)) {

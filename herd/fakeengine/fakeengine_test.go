@@ -379,6 +379,29 @@ func TestBadFlags(t *testing.T) {
 	}
 }
 
+// Herd members get the real engines' launch, agent and resume flags: the
+// fake engine ignores them (with their values) and keeps its own.
+func TestIgnoresEngineFlags(t *testing.T) {
+	c, err := parseFlags([]string{"--dangerously-skip-permissions", "--no-daemon", "--permission-mode", "default",
+		"--style", "codex", "resume", "--last", "--model=gpt-5", "-c", "x=1", "--hook-trust", "--turn", "2s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.style != "codex" || !c.hookTrust || c.turn != 2*time.Second {
+		t.Fatalf("own flags lost among the engine's: %+v", c)
+	}
+	if _, err := parseFlags([]string{"--yolo", "--style", "vim"}); err == nil || !strings.Contains(err.Error(), "use claude or codex") {
+		t.Fatalf("a bad value of its own flag must still fail: %v", err)
+	}
+	// The built program starts and draws its idle screen with them.
+	m := start(t, "claude", nil, "--dangerously-skip-permissions", "--permission-mode", "default", "--no-daemon", "--continue")
+	m.waitFor(state.Idle, "", "")
+	m.send("\x04")
+	if code := <-m.exited; code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+}
+
 // Claude's Notifications: permission_prompt while a dialog stays open (a
 // real blocked signal) and idle_prompt after a finished turn (not blocked).
 // Hook payloads arrive through a FIFO, so the test waits on them without

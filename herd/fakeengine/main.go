@@ -34,6 +34,8 @@
 //	           [--tick 100ms] [--notify-after 6s] [--idle-notify 60s] [--hook-trust]
 //
 // Every duration flag also reads FAKEENGINE_<NAME> (FAKEENGINE_TURN=50ms).
+// Other flags and arguments (the real engines' launch, agent and resume
+// flags, which the herd adds) are ignored.
 package main
 
 import (
@@ -102,7 +104,7 @@ func parseFlags(args []string) (config, error) {
 	durationFlag(fs, &c.notifyAfter, "notify-after", 6*time.Second, "delay of the permission_prompt Notification while a dialog stays open (0 = never)")
 	durationFlag(fs, &c.idleNotify, "idle-notify", 60*time.Second, "delay of the idle_prompt Notification after a turn (0 = never)")
 	fs.BoolVar(&c.hookTrust, "hook-trust", os.Getenv("FAKEENGINE_HOOK_TRUST") == "1", "codex: show the hook trust menu at start")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(ownArgs(fs, args)); err != nil {
 		return c, err
 	}
 	if c.style != "claude" && c.style != "codex" {
@@ -120,6 +122,44 @@ func parseFlags(args []string) (config, error) {
 		}
 	}
 	return c, nil
+}
+
+// ownArgs keeps the flags fs defines and drops everything else: herd
+// members are launched with the real engine's flags
+// (--dangerously-skip-permissions, --no-daemon, --permission-mode default,
+// resume --last), which the fake engine stands in for and ignores. An unknown
+// flag without "=" takes the next argument as its value unless that looks
+// like a flag; other positional arguments are dropped too.
+func ownArgs(fs *flag.FlagSet, args []string) []string {
+	var keep []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			continue // a positional argument (codex's "resume"): ignored
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if f := fs.Lookup(name); f != nil || name == "h" || name == "help" {
+			keep = append(keep, a)
+			isBool := false
+			if f != nil {
+				if bf, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && bf.IsBoolFlag() {
+					isBool = true
+				}
+			}
+			if f != nil && !hasValue && !isBool && i+1 < len(args) {
+				i++
+				keep = append(keep, args[i])
+			}
+			continue
+		}
+		if !hasValue && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+			i++ // the unknown flag's value
+		}
+	}
+	return keep
 }
 
 func envOr(k, def string) string {

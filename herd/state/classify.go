@@ -242,22 +242,27 @@ func clip(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-var (
-	kindPermission = regexp.MustCompile(`(?i)\[y/n\]|\(y(?:es)?/n(?:o)?\)|\bdo you want to\b|\bpermission\b|\ballow\b|\bapprove\b|\bproceed\b|waiting for (?:your )?(?:approval|confirmation)`)
-	kindMenu       = regexp.MustCompile(`(?m)^\s*[❯›▸>→]?\s*\d+\.\s+\S`)
-	kindQuestion   = regexp.MustCompile(`(?m)\?\s*$|(?i)press (?:enter|return) to continue`)
-	menuLine       = regexp.MustCompile(`^\s*[❯›▸>→]\s*\d+\.\s`)
-)
+// kindRegexps are compiled on first use, not at process start: every mosh
+// process links this package (`mosh -e 0`, each hook's `mosh herd report`),
+// and only the daemon classifies screens.
+var kindRegexps = sync.OnceValue(func() (k struct{ permission, menu, question, menuLine *regexp.Regexp }) {
+	k.permission = regexp.MustCompile(`(?i)\[y/n\]|\(y(?:es)?/n(?:o)?\)|\bdo you want to\b|\bpermission\b|\ballow\b|\bapprove\b|\bproceed\b|waiting for (?:your )?(?:approval|confirmation)`)
+	k.menu = regexp.MustCompile(`(?m)^\s*[❯›▸>→]?\s*\d+\.\s+\S`)
+	k.question = regexp.MustCompile(`(?m)\?\s*$|(?i)press (?:enter|return) to continue`)
+	k.menuLine = regexp.MustCompile(`^\s*[❯›▸>→]\s*\d+\.\s`)
+	return k
+})
 
 // inferKind names the sub-kind of a blocked screen whose rule did not:
 // permission words first, then a numbered menu, then a question.
 func inferKind(text string) Kind {
+	k := kindRegexps()
 	switch {
-	case kindPermission.MatchString(text):
+	case k.permission.MatchString(text):
 		return Permission
-	case kindMenu.MatchString(text):
+	case k.menu.MatchString(text):
 		return Menu
-	case kindQuestion.MatchString(text):
+	case k.question.MatchString(text):
 		return Question
 	}
 	return Permission
@@ -375,7 +380,7 @@ func newLayout(snap screen.Snapshot, prompt *regexp.Regexp) *layout {
 func (l *layout) lastPromptLine(from int) int {
 	for i := from; i >= 0; i-- {
 		s := l.lines[i]
-		if (l.prompt.lit == "" || strings.Contains(s, l.prompt.lit)) && l.prompt.re.MatchString(s) && !menuLine.MatchString(s) {
+		if (l.prompt.lit == "" || strings.Contains(s, l.prompt.lit)) && l.prompt.re.MatchString(s) && !kindRegexps().menuLine.MatchString(s) {
 			return i
 		}
 	}

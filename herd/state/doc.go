@@ -34,9 +34,24 @@
 //
 // # Fusion (Tracker)
 //
-// Order of authority: a process exit (runtime) is final; then a live hook
-// report; then the screen.
+// Order of authority: a process exit (runtime) is final; then the newer of
+// a live prompt claim (runtime) and a live hook report; then the screen.
 //
+//  0. A prompt the daemon typed (Tracker.Prompted) claims working at once,
+//     so a wait right after a prompt never returns the state from before it
+//     (the engine still draws its idle prompt for a moment). It supersedes
+//     any live hook report (a Stop's done describes the previous turn) and
+//     ends when a settled screen shows working (the turn started; the
+//     screen carries it from here) or a dialog that was not open at the
+//     prompt, when a hook report arrives, when the process exits, or when
+//     the grace period (1.5 s) passes — then the latest settled reading
+//     decides, whatever it says, so a program that never shows working
+//     (cat, a shell) reads its screen state again without further output.
+//     Inside the grace an idle or done screen, or the dialog the prompt
+//     answers, is the frame painted before the engine reacted and does not
+//     end the claim; once the screen has shown working, its idle or done is
+//     believed at once. It is the runtime's claim (the daemon typed the
+//     prompt): Fused.Prompt says so, and the Reason names it.
 //  1. A hook report is authoritative for entering working, blocked and done
 //     (and idle on SessionEnd) for its TTL, at most 15 minutes; after that
 //     the screen decides again.
@@ -53,12 +68,16 @@
 //     (1.5 s) since the report has passed — a deny or Esc that happened
 //     before the screen ever painted the hook's state. A one-shot timer
 //     re-checks at the end of the grace period, so the stale state ends
-//     without further output.
+//     without further output. One timer serves every deadline (report and
+//     prompt grace ends, report expiry), armed for the earliest.
 //     The grace keeps a fresh UserPromptSubmit from being undone by the last
 //     idle frame painted before the spinner.
 //  3. A screen that disagrees without either condition is shown next to the
 //     hook (Fused.Screen, Fused.Reason) but does not win.
-//  4. A blocked claim from a Notification other than permission_prompt or
-//     elicitation_dialog (Claude's idle_prompt after 60 s) is ignored.
+//  4. A Notification whose notification_type the engine's hook spec does
+//     not map is ignored (ErrIgnored), whatever state it claims: Claude's
+//     idle_prompt after 60 s is not blocked, while Claude's
+//     permission_prompt and Gemini's ToolPermission are. A member whose
+//     engine has no hook spec (a wrapper script) goes by every engine's spec.
 //  5. onChange fires only when (state, kind, authority) changes.
 package state

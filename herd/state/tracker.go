@@ -20,8 +20,8 @@ const MaxHookTTL = 15 * time.Minute
 const DefaultGrace = 1500 * time.Millisecond
 
 // ErrIgnored marks a report that was well-formed but deliberately not used
-// (Claude's idle_prompt Notification claiming blocked). A hook's report
-// command should still exit 0.
+// (a Notification the engine's hook spec does not map, like Claude's
+// idle_prompt). A hook's report command should still exit 0.
 var ErrIgnored = errors.New("report ignored")
 
 // HookReport is a state reported by an engine's hook (`herd report`).
@@ -49,9 +49,23 @@ type HookReading struct {
 	Expires time.Time `json:"expires"`
 	// Live: neither expired nor ended by the screen.
 	Live bool `json:"live"`
-	// EndedBy is the screen rule that ended this report ("" if none).
+	// EndedBy is the screen rule that ended this report, or "prompt" when a
+	// prompt typed later superseded it ("" if none).
 	EndedBy string          `json:"endedBy,omitempty"`
 	Payload json.RawMessage `json:"payload,omitempty"`
+}
+
+// PromptReading is the prompt side of a Fused state: the daemon typed a
+// prompt at At and claims working until the screen shows the engine took
+// the turn (see Tracker.Prompted).
+type PromptReading struct {
+	At time.Time `json:"at"`
+	// Live: the claim still decides (no settled screen, hook report or
+	// grace expiry has ended it).
+	Live bool `json:"live"`
+	// EndedBy says what ended the claim: a screen rule id, "hook <event>",
+	// "grace" (the screen never showed working) or "exit".
+	EndedBy string `json:"endedBy,omitempty"`
 }
 
 // Fused is a member's state with everything that decided it.
@@ -65,6 +79,8 @@ type Fused struct {
 	Screen *Reading `json:"screen,omitempty"`
 	// Hook is the last hook report (nil if none arrived).
 	Hook *HookReading `json:"hook,omitempty"`
+	// Prompt is the last prompt typed by the daemon (nil if none).
+	Prompt *PromptReading `json:"prompt,omitempty"`
 	// ExitCode is set once the process exited.
 	ExitCode *int `json:"exitCode,omitempty"`
 	// Reason explains the decision in one sentence, for `herd explain`.
@@ -89,11 +105,14 @@ type Tracker struct {
 	// not depend on clock resolution.
 	obs     uint64
 	hook    *hookState
+	prompt  *promptClaim
 	exit    *int
 	cur     Fused
 	pending []Fused
 	timer   *time.Timer
-	closed  bool
+	// due is when timer fires (zero = not armed).
+	due    time.Time
+	closed bool
 
 	deliverMu sync.Mutex
 }
@@ -104,6 +123,15 @@ type hookState struct {
 	agreed bool
 	// obsAt is the tracker's obs when the report arrived.
 	obsAt uint64
+}
+
+// promptClaim is a prompt the daemon typed: working, authority runtime,
+// until the engine shows it took the turn or the grace passes.
+type promptClaim struct {
+	PromptReading
+	// wasBlocked: the screen showed blocked when the prompt was typed (the
+	// prompt answers a dialog), so a blocked frame is not news.
+	wasBlocked bool
 }
 
 // NewTracker starts tracking a member of the given engine (name, alias or
@@ -132,6 +160,10 @@ func (tr *Tracker) snapshotLocked() Fused {
 		h := tr.hook.HookReading
 		h.Live = tr.hookLiveLocked(tr.now())
 		f.Hook = &h
+	}
+	if tr.prompt != nil {
+		p := tr.prompt.PromptReading
+		f.Prompt = &p
 	}
 	if tr.exit != nil {
 		c := *tr.exit
@@ -165,12 +197,30 @@ func (tr *Tracker) Observe(snap screen.Snapshot) Fused {
 		case endsStale(h.State, rd.State):
 			if now.Sub(h.At) >= tr.grace {
 				h.EndedBy = rd.Rule
-			} else {
-				tr.armLocked(h.At.Add(tr.grace))
 			}
+			// else the grace timer (rearmLocked) re-checks at its end.
 		}
 	}
+	if p := tr.prompt; p != nil && p.Live && !rd.InSync {
+		switch {
+		case now.Sub(p.At) >= tr.grace:
+			// Past the grace the screen decides, whatever it reads.
+			p.Live, p.EndedBy = false, orWord(rd.Rule, "grace")
+		case rd.Rule == "" || rd.State == Unknown:
+			// Nothing clear yet.
+		case rd.State == Working:
+			// The engine took the turn: the screen carries it from here.
+			p.Live, p.EndedBy = false, rd.Rule
+		case rd.State == Blocked && !p.wasBlocked:
+			// A dialog that appeared since the prompt: the turn is under
+			// way and asks the user.
+			p.Live, p.EndedBy = false, rd.Rule
+		}
+		// An idle or done screen inside the grace, or the dialog the
+		// prompt answers, is the frame from before the engine reacted.
+	}
 	tr.fuseLocked(now)
+	tr.rearmLocked(now)
 	f := tr.snapshotLocked()
 	tr.mu.Unlock()
 	tr.deliver()
@@ -184,15 +234,21 @@ func endsStale(hook, scr State) bool {
 }
 
 // Report records a hook report and re-fuses. A state that is not valid is an
-// error naming the fix; a blocked claim from a Notification other than
-// permission_prompt / elicitation_dialog (Claude's idle_prompt fires after
-// 60 s at an idle prompt) is ignored with ErrIgnored.
+// error naming the fix. A Notification payload whose notification_type the
+// engine's hook spec does not map (Claude's idle_prompt fires after 60 s at
+// an idle prompt) is ignored with ErrIgnored, whatever state it claims; a
+// mapped one (Claude's permission_prompt, Gemini's ToolPermission) counts.
 func (tr *Tracker) Report(r HookReport) (Fused, error) {
 	now := tr.now()
 	ev := parsePayload(r.Payload)
+	mapped, mappedKind := tr.mapEvent(ev)
+	if ev.Event == "Notification" && ev.NotificationType != "" && mapped == "" {
+		return tr.Current(), fmt.Errorf("%w: Notification %q is not mapped by %s, so it does not mean the engine waits on the user",
+			ErrIgnored, ev.NotificationType, tr.specName())
+	}
 	st, kind := r.State, r.Kind
-	if st == "" && ev.Event != "" && tr.engine != nil && tr.engine.Hooks != nil {
-		st, kind = tr.engine.Hooks.stateFor(ev)
+	if st == "" {
+		st, kind = mapped, mappedKind
 	}
 	if st == "" {
 		return tr.Current(), fmt.Errorf("the report has no state: pass one of working, blocked[:permission|question|menu], done, idle")
@@ -203,12 +259,11 @@ func (tr *Tracker) Report(r HookReport) (Fused, error) {
 	if !kind.Valid() || (kind != NoKind && st != Blocked) {
 		return tr.Current(), fmt.Errorf("cannot report %s: only blocked takes a sub-kind (permission, question, menu)", Format(st, kind))
 	}
-	if st == Blocked && ev.Event == "Notification" && ev.NotificationType != "" &&
-		ev.NotificationType != "permission_prompt" && ev.NotificationType != "elicitation_dialog" {
-		return tr.Current(), fmt.Errorf("%w: Notification %q does not mean the engine waits on the user", ErrIgnored, ev.NotificationType)
-	}
 	if st == Blocked && kind == NoKind {
 		kind = ev.kind()
+		if kind == NoKind && mapped == Blocked {
+			kind = mappedKind
+		}
 	}
 	ttl := r.TTL
 	if ttl <= 0 || ttl > MaxHookTTL {
@@ -227,13 +282,59 @@ func (tr *Tracker) Report(r HookReport) (Fused, error) {
 	if rd := tr.screen; rd != nil && !rd.InSync && rd.State == st {
 		tr.hook.agreed = true
 	}
-	tr.armLocked(at.Add(ttl))
+	// The engine's own word is newer than the daemon's claim.
+	if p := tr.prompt; p != nil && p.Live {
+		p.Live, p.EndedBy = false, "hook "+orWord(ev.Event, "report")
+	}
 	tr.fuseLocked(now)
+	tr.rearmLocked(now)
 	f := tr.snapshotLocked()
 	tr.mu.Unlock()
 	tr.deliver()
 	return f, nil
 }
+
+// Prompted records that the daemon typed a prompt at at (zero = now) and
+// claims working, authority runtime, so a wait right after the prompt does
+// not return the state from before it. The claim ends when
+//   - a settled screen shows working (the engine took the turn; the screen
+//     decides from here) or a dialog that was not there when the prompt was
+//     typed;
+//   - a hook report arrives (the engine's own word);
+//   - the grace (1.5 s) has passed: the latest settled reading decides,
+//     whatever it says, so a member that never shows working (cat, a shell)
+//     reads its screen state again without further output;
+//   - the process exits.
+//
+// Inside the grace an idle, done or already-open-dialog screen is the frame
+// painted before the engine reacted and does not end the claim. A prompt
+// supersedes any live hook report: the hook's state (a Stop's done, a
+// PermissionRequest's blocked) describes the time before the prompt.
+func (tr *Tracker) Prompted(at time.Time) Fused {
+	now := tr.now()
+	if at.IsZero() {
+		at = now
+	}
+	tr.mu.Lock()
+	if tr.exit == nil {
+		if h := tr.hook; h != nil && tr.hookLiveLocked(now) {
+			h.EndedBy = endedByPrompt
+		}
+		rd := tr.screen
+		tr.prompt = &promptClaim{PromptReading: PromptReading{At: at, Live: true},
+			wasBlocked: rd != nil && rd.State == Blocked}
+		tr.fuseLocked(now)
+		tr.rearmLocked(now)
+	}
+	f := tr.snapshotLocked()
+	tr.mu.Unlock()
+	tr.deliver()
+	return f
+}
+
+// endedByPrompt is HookReading.EndedBy for a report a later prompt
+// superseded.
+const endedByPrompt = "prompt"
 
 // Exited records that the member's process exited: done, authority runtime,
 // final.
@@ -241,7 +342,11 @@ func (tr *Tracker) Exited(code int) Fused {
 	tr.mu.Lock()
 	c := code
 	tr.exit = &c
+	if p := tr.prompt; p != nil && p.Live {
+		p.Live, p.EndedBy = false, "exit"
+	}
 	tr.fuseLocked(tr.now())
+	tr.rearmLocked(tr.now())
 	f := tr.snapshotLocked()
 	tr.mu.Unlock()
 	tr.deliver()
@@ -256,11 +361,13 @@ func (tr *Tracker) Close() {
 	if tr.timer != nil {
 		tr.timer.Stop()
 	}
+	tr.due = time.Time{}
 	tr.mu.Unlock()
 }
 
-// recheck re-fuses when a deadline passes (the grace period after a report,
-// or its expiry): event-driven, one timer per tracker, nothing while idle.
+// recheck re-fuses when a deadline passes (the grace period after a report
+// or a prompt, or a report's expiry): event-driven, one timer per tracker,
+// nothing while idle.
 func (tr *Tracker) recheck() {
 	now := tr.now()
 	tr.mu.Lock()
@@ -268,20 +375,58 @@ func (tr *Tracker) recheck() {
 		tr.mu.Unlock()
 		return
 	}
+	tr.due = time.Time{}
 	if h, rd := tr.hook, tr.screen; h != nil && rd != nil && h.EndedBy == "" && !rd.InSync && tr.obs > h.obsAt &&
 		tr.hookLiveLocked(now) && rd.Rule != "" && endsStale(h.State, rd.State) && now.Sub(h.At) >= tr.grace {
 		h.EndedBy = rd.Rule
 	}
+	if p := tr.prompt; p != nil && p.Live && now.Sub(p.At) >= tr.grace {
+		// The screen never showed the turn: it decides again.
+		p.Live, p.EndedBy = false, "grace"
+	}
 	tr.fuseLocked(now)
+	tr.rearmLocked(now)
 	tr.mu.Unlock()
 	tr.deliver()
 }
 
-func (tr *Tracker) armLocked(at time.Time) {
+// rearmLocked points the timer at the next deadline that could change the
+// state: the end of a live report's or prompt's grace, or the report's
+// expiry. A single timer serves them all, so it always waits for the
+// earliest.
+func (tr *Tracker) rearmLocked(now time.Time) {
 	if tr.closed {
 		return
 	}
-	d := max(at.Sub(tr.now()), 0)
+	var next time.Time
+	consider := func(t time.Time) {
+		if t.After(now) && (next.IsZero() || t.Before(next)) {
+			next = t
+		}
+	}
+	if h := tr.hook; tr.exit == nil && tr.hookLiveLocked(now) {
+		consider(h.At.Add(tr.grace))
+		consider(h.Expires)
+	}
+	if p := tr.prompt; tr.exit == nil && p != nil && p.Live {
+		// At the very end of the grace the claim ends: now itself counts.
+		if end := p.At.Add(tr.grace); !end.After(now) {
+			next = now
+		} else {
+			consider(end)
+		}
+	}
+	if next.Equal(tr.due) {
+		return
+	}
+	tr.due = next
+	if next.IsZero() {
+		if tr.timer != nil {
+			tr.timer.Stop()
+		}
+		return
+	}
+	d := max(next.Sub(now), 0)
 	if tr.timer == nil {
 		tr.timer = time.AfterFunc(d, tr.recheck)
 		return
@@ -305,6 +450,14 @@ func (tr *Tracker) fuseLocked(now time.Time) {
 	case tr.exit != nil:
 		st, auth = Done, Runtime
 		reason = fmt.Sprintf("the process exited with code %d", *tr.exit)
+	case tr.prompt != nil && tr.prompt.Live:
+		p := tr.prompt
+		st, auth = Working, Runtime
+		reason = fmt.Sprintf("a prompt was typed %s ago: working until the screen shows the engine took the turn, a hook reports, or %s pass",
+			roundDur(now.Sub(p.At)), tr.grace)
+		if rd != nil && rd.Rule != "" {
+			reason += fmt.Sprintf("; the screen reads %s (%s)", Format(rd.State, rd.Kind), rd.Rule)
+		}
 	case tr.hookLiveLocked(now):
 		st, kind, auth = h.State, h.Kind, Hook
 		if st == Blocked && kind == NoKind && rd != nil && rd.State == Blocked {
@@ -330,6 +483,9 @@ func (tr *Tracker) fuseLocked(now time.Time) {
 		}
 		if h != nil {
 			switch {
+			case h.EndedBy == endedByPrompt:
+				reason += fmt.Sprintf("; the hook's %s (%s) was superseded by a prompt typed after it",
+					Format(h.State, h.Kind), orWord(h.Event, "report"))
 			case h.EndedBy != "":
 				reason += fmt.Sprintf("; it ended the hook's %s (%s), as engines fire no hook after a deny or Esc",
 					Format(h.State, h.Kind), orWord(h.Event, "report"))
@@ -418,6 +574,50 @@ func (ev hookEvent) kind() Kind {
 	return NoKind
 }
 
+// mapEvent maps a payload's event through the member's engine hook spec.
+// A member whose engine has none (a wrapper script, an unknown binary) may
+// still run an engine whose hooks are installed: any engine's spec that maps
+// the event counts, first by name.
+func (tr *Tracker) mapEvent(ev hookEvent) (State, Kind) {
+	if ev.Event == "" {
+		return "", NoKind
+	}
+	if tr.engine != nil && tr.engine.Hooks != nil {
+		return tr.engine.Hooks.stateFor(ev)
+	}
+	for _, name := range tr.table.Names() {
+		if e := tr.table.engines[name]; e.Hooks != nil {
+			if st, kind := e.Hooks.stateFor(ev); st != "" {
+				return st, kind
+			}
+		}
+	}
+	return "", NoKind
+}
+
+func (tr *Tracker) specName() string {
+	if tr.engine != nil && tr.engine.Hooks != nil {
+		return "the " + tr.engine.Name + " hook spec"
+	}
+	return "any engine's hook spec"
+}
+
+// matchers caches compiled hook matchers (source → *regexp.Regexp, or nil
+// when the source does not compile): reports arrive at every hook.
+var matchers sync.Map
+
+func matcherFor(src string) *regexp.Regexp {
+	if v, ok := matchers.Load(src); ok {
+		return v.(*regexp.Regexp)
+	}
+	re, err := regexp.Compile("^(?:" + src + ")$")
+	if err != nil {
+		re = nil
+	}
+	matchers.Store(src, re)
+	return re
+}
+
 // stateFor maps an event through the spec (first matching entry wins).
 func (s *HookSpec) stateFor(ev hookEvent) (State, Kind) {
 	for _, he := range s.Events {
@@ -429,8 +629,8 @@ func (s *HookSpec) stateFor(ev hookEvent) (State, Kind) {
 			if ev.Event == "Notification" {
 				subject = ev.NotificationType
 			}
-			re, err := regexp.Compile("^(?:" + he.Matcher + ")$")
-			if err != nil || !re.MatchString(subject) {
+			re := matcherFor(he.Matcher)
+			if re == nil || !re.MatchString(subject) {
 				continue
 			}
 		}

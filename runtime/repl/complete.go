@@ -1,7 +1,6 @@
 package repl
 
 import (
-	"regexp"
 	"sort"
 	"strings"
 
@@ -9,9 +8,9 @@ import (
 )
 
 // completable is the dotted identifier chain before the cursor: "con", "console.lo", "a.b.".
-var completable = regexp.MustCompile(`(?:[A-Za-z_$][\w$]*\.)*[A-Za-z_$]?[\w$]*$`)
+var completable = lazyRegexp(`(?:[A-Za-z_$][\w$]*\.)*[A-Za-z_$]?[\w$]*$`)
 
-var identRE = regexp.MustCompile(`^[A-Za-z_$][\w$]*$`)
+var identRE = lazyRegexp(`^[A-Za-z_$][\w$]*$`)
 
 var keywords = []string{"async", "await", "break", "case", "catch", "class", "const", "continue",
 	"delete", "do", "else", "false", "finally", "for", "function", "if", "in", "instanceof", "let",
@@ -34,7 +33,7 @@ func (r *replState) complete(line string, pos int) (head string, completions []s
 		pos = len(line)
 	}
 	before := line[:pos]
-	chain := completable.FindString(before)
+	chain := completable().FindString(before)
 	head, tail = before[:len(before)-len(chain)], line[pos:]
 	parts := strings.Split(chain, ".")
 	partial := parts[len(parts)-1]
@@ -70,7 +69,7 @@ func (r *replState) complete(line string, pos int) (head string, completions []s
 	}
 	seen := map[string]bool{}
 	for _, n := range names {
-		if seen[n] || !identRE.MatchString(n) || !strings.HasPrefix(n, partial) {
+		if seen[n] || !identRE().MatchString(n) || !strings.HasPrefix(n, partial) {
 			continue
 		}
 		if len(path) == 0 && strings.HasPrefix(n, "__") {

@@ -2,7 +2,6 @@ package repl
 
 import (
 	"errors"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -19,7 +18,7 @@ const (
 	asyncSuffix = "\n})"
 )
 
-var awaitWord = regexp.MustCompile(`\bawait\b`)
+var awaitWord = lazyRegexp(`\bawait\b`)
 
 // incomplete reports whether src is the start of a statement that needs more lines: an unclosed
 // brace, bracket or template literal, or an operator waiting for its operand. This asks the
@@ -27,7 +26,7 @@ var awaitWord = regexp.MustCompile(`\bawait\b`)
 // with await is parsed as the body of an async function; when that parse fails inside our
 // closing "\n})" rather than inside the input, the input ran out early.
 func incomplete(src string) bool {
-	if !awaitWord.MatchString(src) {
+	if !awaitWord().MatchString(src) {
 		// Without await the input parses as it is: only running out of input means "more".
 		_, err := parser.ParseFile(nil, "<repl>", src, 0, parser.WithDisableSourceMaps)
 		return err != nil && strings.Contains(err.Error(), "Unexpected end of input")
@@ -86,7 +85,7 @@ type program struct {
 // final expression statement becomes the function's return value, so `const r = await f()`
 // leaves r defined and `await f()` prints its value.
 func prepare(src string) (program, error) {
-	if !awaitWord.MatchString(src) {
+	if !awaitWord().MatchString(src) {
 		prg, err := parser.ParseFile(nil, "<repl>", src, 0, parser.WithDisableSourceMaps)
 		if err != nil {
 			return program{src: src}, nil // let goja report the error with its position

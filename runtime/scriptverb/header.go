@@ -58,6 +58,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -124,13 +125,24 @@ func (e *HeaderError) Error() string {
 const maxHeaderBytes = 64 << 10
 
 var (
-	nameRE   = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
-	fieldRE  = regexp.MustCompile(`^([a-z][a-z0-9-]*):(\s|$)`)
+	// fieldRE is compiled on first use: every mosh process links this package, few read headers.
+	fieldRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([a-z][a-z0-9-]*):(\s|$)`) })
 	knownKey = map[string]bool{"name": true, "parent": true, "summary": true, "usage": true}
 )
 
-// ValidName reports whether s can name a verb or a flag.
-func ValidName(s string) bool { return nameRE.MatchString(s) }
+// ValidName reports whether s can name a verb or a flag: ^[a-z][a-z0-9-]*$, checked by hand
+// because every invocation that names a command asks.
+func ValidName(s string) bool {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // ParseHeader reads the header at the top of r and stops at its end; file names the script in
 // errors. It returns a *HeaderError for a malformed header.
@@ -194,7 +206,7 @@ func ParseHeader(file string, r io.Reader) (*Header, error) {
 			f.Line = lineNo
 			h.Flags = append(h.Flags, f)
 		default:
-			m := fieldRE.FindStringSubmatch(body)
+			m := fieldRE().FindStringSubmatch(body)
 			if m == nil {
 				inFields = false
 				detail = append(detail, strings.TrimRight(text, " \t"))
