@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mosh-dev/mosh/ledger"
 	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
@@ -142,7 +141,18 @@ func (d *daemon) launch(ls launchSpec) (*member, error) {
 	row := manifestRow{Name: m.name, Kind: KindLocal, Engine: m.engine, Bin: m.bin, Args: m.args, Cwd: m.cwd, Substrate: SubstratePty,
 		Autonomous: m.autonomous, Created: m.created, Pid: m.pid}
 	var perr error
-	d.ledgerDo(func() { perr = d.manifest.Put(row) })
+	d.lw.do(m.name, func() {
+		perr = d.manifest.Put(row)
+		if d.tasks != nil {
+			// A task left open by an earlier process of this name can no longer progress: close
+			// it before the new process's transitions could be linked to it.
+			if id, err := d.tasks.Reconcile(m.name, time.Now(), "the member was started again"); err != nil {
+				d.logger.Printf("ledger: reconcile %s: %v", m.name, err)
+			} else if id != "" {
+				d.logger.Printf("ledger: closed %s of %s (the member was started again)", id, m.name)
+			}
+		}
+	})
 	if perr != nil {
 		d.logger.Printf("manifest: %s: %v", m.name, perr)
 	}
@@ -335,28 +345,29 @@ func hPrompt(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 	}
 
 	res := PromptResult{Name: m.name}
-	if d.tasks != nil {
-		var t ledger.Task
-		var terr error
-		base := m.scr.HistoryLen()
-		d.ledgerDo(func() { t, terr = d.tasks.MintTask(m.name, p.Text, cur.State, time.Now()) })
-		if terr != nil {
-			return nil, exitcode.New(exitcode.Infra, "cannot record the prompt in the ledger: %v (nothing was typed; see `mosh herd doctor`)", terr)
-		}
-		res.Task = t.ID
-		d.bus.mu.Lock()
-		m.task = &openTask{id: t.ID, baseHist: base}
-		d.bus.mu.Unlock()
-	}
-	if err := m.typePrompt(p.Text); err != nil {
+	// The task exists before the first key is typed (tasks_record.go).
+	task, err := d.submitPrompt(m, p.Text, cur, p.Answer)
+	if err != nil {
 		return nil, err
 	}
+	res.Task = task
+	if err := m.typePrompt(p.Text); err != nil {
+		d.promptFailed(m, task, err)
+		return nil, err
+	}
+	d.promptTyped(m, task)
+	// The engine may not repaint for a while: until it does, the member reads working (the
+	// tracker's prompt claim), so no waiter is answered with the previous turn's done or idle.
+	m.trk.Prompted(time.Now())
+	d.refresh(m, false)
 	res.Sent = true
 	if !p.Wait {
 		return res, nil
 	}
 	out := d.awaitAfterPrompt(ctx, m, sub, states, time.Duration(p.TimeoutMs)*time.Millisecond)
 	res.Outcome, res.State = out.Outcome, out.State
+	// What the answer reports (e.g. the task's end) is in the ledger before the caller hears it.
+	d.lw.flush(m.name)
 	return res, nil
 }
 
@@ -426,7 +437,7 @@ func (d *daemon) forget(name string) {
 	delete(d.members, name)
 	delete(d.remembered, name)
 	d.mu.Unlock()
-	d.ledgerDo(func() {
+	d.lw.do(name, func() {
 		if err := d.manifest.Delete(name); err != nil {
 			d.logger.Printf("manifest: delete %s: %v", name, err)
 		}
@@ -635,13 +646,9 @@ func hReport(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 		return nil, err
 	}
 	now := time.Now()
-	if len(p.Payload) > 0 {
-		// Kept before the tracker sees the report: its change callback may close the task, and a
-		// Stop payload's last_assistant_message is that task's artifact.
-		sc.d.bus.mu.Lock()
-		m.payload = append([]byte(nil), p.Payload...)
-		sc.d.bus.mu.Unlock()
-	}
+	// Taken before the tracker sees the report: its change callback may close the task, and a
+	// Stop payload's last_assistant_message is that task's artifact.
+	sc.d.hookFinal(m, p.Payload)
 	if err := m.trk.Report(state, kind, ttl, p.Payload, now); err != nil {
 		if errors.Is(err, errReportIgnored) {
 			sc.d.bus.mu.Lock()
@@ -818,12 +825,4 @@ func hUnsubscribe(ctx context.Context, sc *serverConn, params json.RawMessage) (
 		sc.d.bus.unsubscribe(sub)
 	}
 	return map[string]bool{"ok": sub != nil}, nil
-}
-
-func ledgerTransition(e Event) ledger.Transition {
-	return ledger.Transition{At: time.UnixMilli(e.AtMs), State: e.State, Kind: e.BlockedOn, Authority: e.Authority}
-}
-
-func ledgerArtifact(text, source string) ledger.Artifact {
-	return ledger.Artifact{Text: text, Source: source}
 }

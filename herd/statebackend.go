@@ -84,6 +84,8 @@ func (s *stateTracker) Report(st, kind string, ttl time.Duration, payload json.R
 
 func (s *stateTracker) Exit(code int, _ time.Time) { s.tr.Exited(code) }
 
+func (s *stateTracker) Prompted(now time.Time) { s.tr.Prompted(now) }
+
 func (s *stateTracker) Close() { s.tr.Close() }
 
 func (s *stateTracker) Readings(time.Time) (Reading, *Reading, *Reading) {

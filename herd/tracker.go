@@ -16,6 +16,9 @@ type tracker interface {
 	// Report applies a hook report; ttl is capped by the caller. An empty state lets the
 	// engine's hook spec map the payload's event. errReportIgnored: well-formed but unused.
 	Report(state, kind string, ttl time.Duration, payload json.RawMessage, now time.Time) error
+	// Prompted records that the daemon just typed a prompt: a short claim of working (authority
+	// runtime), so a wait right after a prompt never answers with the previous turn's state.
+	Prompted(now time.Time)
 	// Exit records that the process exited: the state is done with authority runtime, for good.
 	Exit(code int, now time.Time)
 	// Readings returns the fused reading and the screen and live hook readings (nil when absent).

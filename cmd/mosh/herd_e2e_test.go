@@ -646,6 +646,9 @@ for (let i = 0; i < 300 && !screen.includes("from-script-12"); i++) {
 }
 console.log("read", screen.includes("from-script-12"))
 console.log("read-missing", JSON.stringify(herdRead("ghost")))
+// A prompt is a claim of working for at most 1.5 s (herd/state: Tracker.Prompted); after it
+// lapses a plain shell, which never draws a working marker, reads its screen again.
+await sleep(2500)
 try {
   await herdWait("s1", {states: ["working"], timeout: 200})
   console.log("no timeout?")
