@@ -12,10 +12,10 @@ package herd
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
+	"github.com/mosh-dev/mosh/ledger"
 	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
@@ -91,10 +91,8 @@ const (
 // DefaultWaitStates is what wait and prompt --wait wait for when no states are given.
 var DefaultWaitStates = []string{StateBlocked, StateDone}
 
-var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
-
 // ValidName reports whether s is a legal member name: ^[a-z][a-z0-9_-]{0,31}$.
-func ValidName(s string) bool { return nameRE.MatchString(s) }
+func ValidName(s string) bool { return ledger.ValidName(s) }
 
 // CheckName returns a usage error naming the fix when s is not a legal member name.
 func CheckName(s string) error {

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mosh-dev/mosh/runtime/exitcode"
@@ -49,12 +50,13 @@ func init() {
 
 // ---- launch ----
 
-var slugRE = regexp.MustCompile(`[^a-z0-9]+`)
+// slugRE compiles on first use: package-level regexps cost every mosh process start.
+var slugRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-z0-9]+`) })
 
 // slugify makes a member name out of free text: lowercase, runs of other characters → '-',
 // leading non-letters dropped, at most 32 characters; "agent" when nothing is left.
 func slugify(s string) string {
-	s = slugRE.ReplaceAllString(strings.ToLower(s), "-")
+	s = slugRE().ReplaceAllString(strings.ToLower(s), "-")
 	s = strings.TrimLeft(s, "-0123456789_")
 	if len(s) > 32 {
 		s = s[:32]

@@ -220,7 +220,7 @@ func (b *Backend) Get(ctx context.Context, taskID string, historyLength int) (a2
 
 // view reads a task from the ledger and adds what this server knows about it.
 func (b *Backend) view(ctx context.Context, c *herd.Client, id string) (view, error) {
-	if !taskIDRE.MatchString(id) {
+	if !taskIDRE().MatchString(id) {
 		return view{}, a2a.ErrNoTask
 	}
 	t, err := b.k.task(ctx, c, id)

@@ -157,7 +157,7 @@ func TestSendGetWaitThroughTheRealHerd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !taskIDRE.MatchString(rec.ID) || rec.Member != "api" || rec.Text != "say hello" || rec.Outcome != a2a.OutcomeOpen {
+	if !taskIDRE().MatchString(rec.ID) || rec.Member != "api" || rec.Text != "say hello" || rec.Outcome != a2a.OutcomeOpen {
 		t.Fatalf("sent %+v", rec)
 	}
 	if st := a2a.StateOf(rec); st != a2a.StateWorking {

@@ -3,6 +3,7 @@ package a2aserve
 import (
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mosh-dev/mosh/a2a"
@@ -17,7 +18,7 @@ const stateSubmitted = "submitted"
 const answerNote = "answered: "
 
 // taskIDRE is the ledger's id form; anything else cannot be a task and is not asked about.
-var taskIDRE = regexp.MustCompile(`^t-[0-9]{1,18}$`)
+var taskIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^t-[0-9]{1,18}$`) })
 
 // exitedNote prefixes the note of the transition the daemon records when a member's process
 // exits: a task that ends that way did not finish, its member stopped.

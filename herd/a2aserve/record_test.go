@@ -96,7 +96,7 @@ func TestRecordAnswersAndOutput(t *testing.T) {
 
 func TestTaskIDShape(t *testing.T) {
 	for id, ok := range map[string]bool{"t-1": true, "t-0042": true, "no-such-task": false, "t-": false, "t-1/../x": false, "": false} {
-		if taskIDRE.MatchString(id) != ok {
+		if taskIDRE().MatchString(id) != ok {
 			t.Errorf("%q: match %v", id, !ok)
 		}
 	}
