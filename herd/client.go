@@ -71,13 +71,9 @@ type rpcResponse struct {
 // Connect dials the daemon of opts.Home, starting one on demand (like a tmux server) unless
 // opts.NoStart. Concurrent callers never start two daemons.
 func Connect(ctx context.Context, opts ConnectOptions) (*Client, error) {
-	home := opts.Home
-	if home == "" {
-		h, err := Home()
-		if err != nil {
-			return nil, err
-		}
-		home = h
+	home, err := homeOr(opts.Home)
+	if err != nil {
+		return nil, err
 	}
 	sock := SocketPath(home)
 	conn, err := dialSocket(ctx, sock)
@@ -680,13 +676,9 @@ func (a *AttachStream) Close() error {
 // Doctor runs the doctor checks, including "daemon reachable", without requiring a daemon: when
 // none answers it reports that as a failure with the fix instead of starting one.
 func Doctor(ctx context.Context, opts ConnectOptions) (*DoctorResult, error) {
-	home := opts.Home
-	if home == "" {
-		h, err := Home()
-		if err != nil {
-			return nil, err
-		}
-		home = h
+	home, err := homeOr(opts.Home)
+	if err != nil {
+		return nil, err
 	}
 	opts.Home = home
 	opts.NoStart = true
@@ -707,13 +699,9 @@ func Doctor(ctx context.Context, opts ConnectOptions) (*DoctorResult, error) {
 
 // Probe reports whether a daemon answers for opts.Home without starting one.
 func Probe(ctx context.Context, opts ConnectOptions) (*DaemonStatusResult, error) {
-	home := opts.Home
-	if home == "" {
-		h, err := Home()
-		if err != nil {
-			return nil, err
-		}
-		home = h
+	home, err := homeOr(opts.Home)
+	if err != nil {
+		return nil, err
 	}
 	opts.Home = home
 	opts.NoStart = true

@@ -63,12 +63,9 @@ type daemon struct {
 // it. It refuses to run when another daemon serves the same home. `mosh herd daemon --foreground`
 // calls it; Connect starts it on demand in a detached process.
 func ServeForeground(ctx context.Context, home string) error {
-	if home == "" {
-		h, err := Home()
-		if err != nil {
-			return err
-		}
-		home = h
+	home, err := homeOr(home)
+	if err != nil {
+		return err
 	}
 	home, _ = filepath.Abs(home)
 	d := &daemon{

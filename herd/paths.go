@@ -25,6 +25,14 @@ func Home() (string, error) {
 	return filepath.Join(u, ".mosh"), nil
 }
 
+// homeOr returns home, or Home() when home is empty (every entry point takes an optional home).
+func homeOr(home string) (string, error) {
+	if home != "" {
+		return home, nil
+	}
+	return Home()
+}
+
 // HerdDir is $MOSH_HOME/herd (MOSH_HERD_DIR of members).
 func HerdDir(home string) string { return filepath.Join(home, "herd") }
 
