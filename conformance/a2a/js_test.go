@@ -1,7 +1,6 @@
 package a2aconf
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -61,49 +60,7 @@ func TestA2AJSClient(t *testing.T) {
 		t.Fatal("client.mjs did not report success")
 	}
 
-	f, err := os.Open(record)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	n := 0
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		var ex struct {
-			Method, URL, Request, Response string
-			Status                         int
-		}
-		if err := json.Unmarshal(sc.Bytes(), &ex); err != nil {
-			t.Fatal(err)
-		}
-		if ex.Status != 200 {
-			t.Errorf("%s %s: HTTP %d", ex.Method, ex.URL, ex.Status)
-			continue
-		}
-		def := "AgentCard"
-		if ex.Method == "POST" {
-			var in struct {
-				ID     json.RawMessage `json:"id"`
-				Method string          `json:"method"`
-			}
-			var outID struct {
-				ID json.RawMessage `json:"id"`
-			}
-			_ = json.Unmarshal([]byte(ex.Request), &in)
-			_ = json.Unmarshal([]byte(ex.Response), &outID)
-			if !bytes.Equal(in.ID, outID.ID) {
-				t.Errorf("%s: id %s answered as %s", in.Method, in.ID, outID.ID)
-			}
-			if def = responseDefinitions[in.Method]; def == "" {
-				def = "JSONRPCErrorResponse"
-			}
-		}
-		if err := validate(t, def, []byte(ex.Response)); err != nil {
-			t.Errorf("%s %s: answer does not match %s: %v\n%s", ex.Method, ex.URL, def, err, ex.Response)
-		}
-		n++
-	}
+	n := validateRecorded(t, record)
 	if n < 10 {
 		t.Fatalf("only %d exchanges recorded", n)
 	}
