@@ -121,26 +121,11 @@ func (s *Server) anthropicCountTokens(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 	var req anthropicRequest
-	body, ok := readBody(w, r, &req)
-	e := s.begin(r, "anthropic", body)
+	e, t, ok := s.accept(w, r, "anthropic", &req, anthropicError)
 	if !ok {
-		s.update(e, func(e *Entry) { e.Status = http.StatusBadRequest })
-		s.finish(e, false)
 		return
 	}
-	c := req.conversation()
-	t := s.plan(c)
-	if t.kind == KindAPIError {
-		s.record(e, c, t, http.StatusBadRequest)
-		writeJSON(w, http.StatusBadRequest, anthropicError(t.errMsg))
-		s.finish(e, false)
-		return
-	}
-	s.record(e, c, t, http.StatusOK)
-	model := req.Model
-	if model == "" {
-		model = s.opts.Model
-	}
+	model := s.modelOr(req.Model)
 	id := fmt.Sprintf("msg_fake_%d", e.Seq)
 	if !req.Stream {
 		writeJSON(w, http.StatusOK, anthropicMessage(id, model, t, e.Seq))

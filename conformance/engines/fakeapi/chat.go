@@ -54,26 +54,11 @@ func (req chatRequest) conversation() conversation {
 
 func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	var req chatRequest
-	body, ok := readBody(w, r, &req)
-	e := s.begin(r, "chat", body)
+	e, t, ok := s.accept(w, r, "chat", &req, openAIError)
 	if !ok {
-		s.update(e, func(e *Entry) { e.Status = http.StatusBadRequest })
-		s.finish(e, false)
 		return
 	}
-	c := req.conversation()
-	t := s.plan(c)
-	if t.kind == KindAPIError {
-		s.record(e, c, t, http.StatusBadRequest)
-		writeJSON(w, http.StatusBadRequest, openAIError(t.errMsg))
-		s.finish(e, false)
-		return
-	}
-	s.record(e, c, t, http.StatusOK)
-	model := req.Model
-	if model == "" {
-		model = s.opts.Model
-	}
+	model := s.modelOr(req.Model)
 	id := fmt.Sprintf("chatcmpl-fake-%d", e.Seq)
 	if !req.Stream {
 		writeJSON(w, http.StatusOK, chatMessage(id, model, t, e.Seq))

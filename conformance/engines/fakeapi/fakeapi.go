@@ -384,6 +384,38 @@ func cut(s string, n int) string {
 }
 
 // readBody reads a JSON request body; on failure it answers 400 naming the problem.
+// accept is the start every API handler shares: decode and log the request, decide its turn,
+// and answer by itself an undecodable body (400) or a scripted API error (400 with errBody). ok
+// is false when the handler has nothing left to do.
+func (s *Server) accept(w http.ResponseWriter, r *http.Request, api string, req interface{ conversation() conversation },
+	errBody func(msg string) map[string]any) (e *Entry, t turn, ok bool) {
+	body, decoded := readBody(w, r, req)
+	e = s.begin(r, api, body)
+	if !decoded {
+		s.update(e, func(e *Entry) { e.Status = http.StatusBadRequest })
+		s.finish(e, false)
+		return e, t, false
+	}
+	c := req.conversation()
+	t = s.plan(c)
+	if t.kind == KindAPIError {
+		s.record(e, c, t, http.StatusBadRequest)
+		writeJSON(w, http.StatusBadRequest, errBody(t.errMsg))
+		s.finish(e, false)
+		return e, t, false
+	}
+	s.record(e, c, t, http.StatusOK)
+	return e, t, true
+}
+
+// modelOr is the request's model, or the server's default when the request names none.
+func (s *Server) modelOr(model string) string {
+	if model == "" {
+		return s.opts.Model
+	}
+	return model
+}
+
 func readBody(w http.ResponseWriter, r *http.Request, v any) ([]byte, bool) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
 	if err == nil {

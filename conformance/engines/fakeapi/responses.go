@@ -80,26 +80,11 @@ func (req responsesRequest) conversation() conversation {
 
 func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 	var req responsesRequest
-	body, ok := readBody(w, r, &req)
-	e := s.begin(r, "responses", body)
+	e, t, ok := s.accept(w, r, "responses", &req, openAIError)
 	if !ok {
-		s.update(e, func(e *Entry) { e.Status = http.StatusBadRequest })
-		s.finish(e, false)
 		return
 	}
-	c := req.conversation()
-	t := s.plan(c)
-	if t.kind == KindAPIError {
-		s.record(e, c, t, http.StatusBadRequest)
-		writeJSON(w, http.StatusBadRequest, openAIError(t.errMsg))
-		s.finish(e, false)
-		return
-	}
-	s.record(e, c, t, http.StatusOK)
-	model := req.Model
-	if model == "" {
-		model = s.opts.Model
-	}
+	model := s.modelOr(req.Model)
 	if !req.Stream {
 		s.update(e, func(e *Entry) { e.Status = http.StatusBadRequest })
 		http.Error(w, "fakeapi: /v1/responses answers only stream:true requests (Codex always streams)", http.StatusBadRequest)
