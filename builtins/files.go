@@ -107,18 +107,7 @@ func init() {
 			if err != nil {
 				return Action{}, err
 			}
-			opts, err := c.Options(1, "the options")
-			if err != nil {
-				return Action{}, err
-			}
-			if err := c.Known(opts, "mode"); err != nil {
-				return Action{}, err
-			}
-			mode, err := modeOption(c, opts, 0o755)
-			if err != nil {
-				return Action{}, err
-			}
-			abs, err := filepath.Abs(path)
+			abs, mode, err := pathAndMode(c, path, 1, 0o755)
 			if err != nil {
 				return Action{}, err
 			}
@@ -142,6 +131,27 @@ type mkdirResult struct {
 	Path    string `json:"path"`
 	Created bool   `json:"created"`
 	DryRun  bool   `json:"dryRun,omitempty"`
+}
+
+// pathAndMode makes path absolute and reads the verb's {mode} options object, the argument at
+// optIdx, where mode is the only key allowed (default def).
+func pathAndMode(c *Call, path string, optIdx int, def fs.FileMode) (string, fs.FileMode, error) {
+	opts, err := c.Options(optIdx, "the options")
+	if err != nil {
+		return "", 0, err
+	}
+	if err := c.Known(opts, "mode"); err != nil {
+		return "", 0, err
+	}
+	mode, err := modeOption(c, opts, def)
+	if err != nil {
+		return "", 0, err
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", 0, err
+	}
+	return abs, mode, nil
 }
 
 // modeOption reads {mode}: a permission number such as 0o600.
@@ -172,18 +182,7 @@ type writeResult struct {
 }
 
 func bindWrite(c *Call, path string, data []byte) (Action, error) {
-	opts, err := c.Options(2, "the options")
-	if err != nil {
-		return Action{}, err
-	}
-	if err := c.Known(opts, "mode"); err != nil {
-		return Action{}, err
-	}
-	mode, err := modeOption(c, opts, 0o644)
-	if err != nil {
-		return Action{}, err
-	}
-	abs, err := filepath.Abs(path)
+	abs, mode, err := pathAndMode(c, path, 2, 0o644)
 	if err != nil {
 		return Action{}, err
 	}
