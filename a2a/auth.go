@@ -303,12 +303,19 @@ func (a *Authenticator) challenge(w http.ResponseWriter, presented bool, why str
 		c += `, error="invalid_token"`
 	}
 	w.Header().Set("WWW-Authenticate", c)
-	how := "send Authorization: Bearer <herd token or credential>; the herd token is in $MOSH_HOME/herd/token (`mosh herd token` prints it), and POST /auth exchanges it for a short-lived credential"
+	// The same words for every refused request, whatever the path or the member it names, so a
+	// 401 reveals nothing about who exists; and nothing from the request is echoed back.
+	how := "send Authorization: Bearer <herd token or credential>; on the server, `" + showTokenCommand +
+		"` prints the herd token ($MOSH_HOME/herd/token), and POST /auth exchanges it for a short-lived credential"
 	if why == errExpiredCredential.Error() {
-		how = "the credential expired; exchange the herd token for a new one at POST /auth"
+		how = "the credential expired; exchange the herd token (on the server: `" + showTokenCommand + "`) for a new one at POST /auth"
 	}
 	writeHTTPError(w, http.StatusUnauthorized, "unauthorized", how)
 }
+
+// showTokenCommand prints the herd token on the server (cmd/mosh/serve.go); plain
+// `mosh herd token` only says where it is.
+const showTokenCommand = "mosh herd token --show"
 
 // bearer extracts a Bearer token. presented reports whether an Authorization header was sent at
 // all, which decides whether the challenge says invalid_token.

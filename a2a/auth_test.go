@@ -183,7 +183,7 @@ func TestNoProbingThroughStatusCodes(t *testing.T) {
 		hdr    string
 		body   string
 	}
-	var first *answer
+	var first, firstWrong *answer
 	for _, p := range []string{"/a2a/members/api/", "/a2a/members/nosuch/", "/a2a/members/yolo/",
 		"/a2a/members/api/.well-known/agent-card.json", "/a2a/members/nosuch/.well-known/agent-card.json", "/nowhere"} {
 		for _, hdr := range []map[string]string{{"Authorization": ""}, bearerHdr("wrong-token-0123456789")} {
@@ -196,13 +196,45 @@ func TestNoProbingThroughStatusCodes(t *testing.T) {
 			if got.status != http.StatusUnauthorized {
 				t.Fatalf("%s %s: %d", method, p, got.status)
 			}
-			if hdr["Authorization"] == "" {
-				if first == nil {
-					first = &got
-				} else if *first != got {
-					t.Fatalf("%s answers differently from the others: %+v vs %+v", p, got, *first)
-				}
+			seen := &first
+			if hdr["Authorization"] != "" {
+				seen = &firstWrong
 			}
+			if *seen == nil {
+				*seen = &got
+			} else if **seen != got {
+				t.Fatalf("%s answers differently from the others: %+v vs %+v", p, got, **seen)
+			}
+		}
+	}
+}
+
+// Every 401 tells the caller where the herd token comes from (`mosh herd token --show` on the
+// server) and never carries a token: neither the herd token nor the one that was presented.
+func TestRefusalNamesTheFixAndNoToken(t *testing.T) {
+	e := newEnv(t, func(_ *a2a.Config, ac *a2a.AuthConfig) { ac.CredentialTTL = time.Minute })
+	cred := e.exchange(e.token)
+	e.authClock.Advance(2 * time.Minute)
+	for _, c := range []struct{ what, auth, presented string }{
+		{"no token", "", ""},
+		{"basic auth", "Basic dTpwYXNzd29yZA==", "dTpwYXNzd29yZA=="},
+		{"wrong token", "Bearer wrong-token-0123456789", "wrong-token-0123456789"},
+		{"wrong herd-shaped token", "Bearer mosh_herd_notthetokenxxxxxxxxxxxxxxxxxxxxxxx", "mosh_herd_notthetokenxxxxxxxxxxxxxxxxxxxxxxx"},
+		{"expired credential", "Bearer " + cred, cred},
+		{"forged credential", "Bearer mc1.AAAA.BBBB", "mc1.AAAA.BBBB"},
+	} {
+		resp, b := e.do(http.MethodPost, "/a2a/members/api/", getBody, map[string]string{"Authorization": c.auth})
+		want401(t, c.what, resp, b)
+		var out struct{ Error, How string }
+		if err := json.Unmarshal(b, &out); err != nil || out.Error != "unauthorized" {
+			t.Fatalf("%s: 401 body %s (%v)", c.what, b, err)
+		}
+		if !strings.Contains(out.How, "`mosh herd token --show`") || !strings.Contains(out.How, "POST /auth") {
+			t.Errorf("%s: the 401 should name `mosh herd token --show` and POST /auth: %s", c.what, b)
+		}
+		answer := string(b) + resp.Header.Get("WWW-Authenticate")
+		if strings.Contains(answer, e.token) || strings.Contains(answer, "mosh_herd_") || (c.presented != "" && strings.Contains(answer, c.presented)) {
+			t.Errorf("%s: the 401 carries a token: %s", c.what, answer)
 		}
 	}
 }

@@ -28,17 +28,6 @@ var herdWaitDefaultStates = []string{herd.StateBlocked, herd.StateDone, herd.Sta
 // herdWaitDefaultTimeout is moshcode's: 30 minutes unless {timeout} says otherwise (0 = never).
 const herdWaitDefaultTimeout = 30 * time.Minute
 
-// promptHold bounds how long a wait holds back a prompted member that shows no state change: a
-// member whose screen reads the same before and after a prompt (a shell running a quick command)
-// never sends an event, and moshcode's prompt --wait gave the same 8 seconds to start working.
-const promptHold = 8 * time.Second
-
-// promptMark is when this run prompted a member: the daemon's event number and the clock.
-type promptMark struct {
-	seq uint64
-	at  time.Time
-}
-
 // herdRuns holds each run's herd session, keyed by its VU.
 var herdRuns sync.Map // runtime.VU → *herdSession
 
@@ -47,20 +36,11 @@ type herdSession struct {
 	home    string
 	env     []string
 	dryRun  bool
-	runCtx  context.Context
 	connect sync.Mutex // serialises the first connect (a daemon start may take a moment)
 
 	mu     sync.Mutex
 	client *herd.Client
 	closed bool
-	// prompted: member → the daemon's event number when this run prompted it. A wait must not
-	// take the state the member was in before it saw the prompt (it is still idle for a moment
-	// after the Enter), so herdWait holds a prompted member back until it has changed since.
-	prompted map[string]promptMark
-	lastSeq  map[string]uint64 // member → number of the last event seen for it
-	watching bool              // the event subscription that feeds lastSeq is running
-	watchErr bool              // it ended: no more gating (a wait falls back to the daemon's view)
-	changed  chan struct{}     // closed and replaced whenever lastSeq moves
 }
 
 func herdSessionFor(c *Call) *herdSession {
@@ -69,13 +49,7 @@ func herdSessionFor(c *Call) *herdSession {
 		return s.(*herdSession)
 	}
 	cfg := c.Config()
-	s := &herdSession{
-		dryRun:   cfg.DryRun,
-		runCtx:   vu.Context(),
-		prompted: map[string]promptMark{},
-		lastSeq:  map[string]uint64{},
-		changed:  make(chan struct{}),
-	}
+	s := &herdSession{dryRun: cfg.DryRun}
 	for k, v := range cfg.Env {
 		s.env = append(s.env, k+"="+v)
 	}
@@ -136,87 +110,6 @@ func (s *herdSession) get(ctx context.Context, start bool) (*herd.Client, error)
 	return c, nil
 }
 
-// ---- prompt gating ------------------------------------------------------------------------------
-
-// watch starts (once) the subscription that records, per member, the last event this run saw.
-func (s *herdSession) watch(ctx context.Context, c *herd.Client) {
-	s.mu.Lock()
-	if s.watching {
-		s.mu.Unlock()
-		return
-	}
-	s.watching = true
-	s.mu.Unlock()
-	sub, err := c.Subscribe(ctx)
-	if err != nil {
-		s.endWatch()
-		return
-	}
-	go func() {
-		defer sub.Close()
-		for {
-			select {
-			case e, ok := <-sub.Events():
-				if !ok {
-					s.endWatch()
-					return
-				}
-				s.mu.Lock()
-				if e.Seq > s.lastSeq[e.Name] {
-					s.lastSeq[e.Name] = e.Seq
-				}
-				close(s.changed)
-				s.changed = make(chan struct{})
-				s.mu.Unlock()
-			case <-s.runCtx.Done():
-				return
-			}
-		}
-	}()
-}
-
-func (s *herdSession) endWatch() {
-	s.mu.Lock()
-	s.watchErr = true
-	close(s.changed)
-	s.changed = make(chan struct{})
-	s.mu.Unlock()
-}
-
-// markPrompted records that this run is about to prompt name, at the daemon's current event number.
-func (s *herdSession) markPrompted(ctx context.Context, c *herd.Client, name string) {
-	s.watch(ctx, c)
-	st, err := c.DaemonStatus(ctx)
-	if err != nil {
-		return
-	}
-	s.mu.Lock()
-	s.prompted[name] = promptMark{seq: st.Seq, at: time.Now()}
-	s.mu.Unlock()
-}
-
-// armed splits names into those a wait may decide now and those prompted by this run that have
-// not changed since (for at most promptHold); changed is closed when the split may have moved,
-// and release is when the earliest hold ends.
-func (s *herdSession) armed(names []string) (ready, held []string, changed <-chan struct{}, release time.Time) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := time.Now()
-	for _, n := range names {
-		p, wasPrompted := s.prompted[n]
-		end := p.at.Add(promptHold)
-		if wasPrompted && !s.watchErr && s.lastSeq[n] <= p.seq && now.Before(end) {
-			held = append(held, n)
-			if release.IsZero() || end.Before(release) {
-				release = end
-			}
-		} else {
-			ready = append(ready, n)
-		}
-	}
-	return ready, held, s.changed, release
-}
-
 // ---- wait -----------------------------------------------------------------------------------------
 
 type waitMode int
@@ -227,126 +120,15 @@ const (
 	waitAll
 )
 
-// wait runs a herd wait that holds back members prompted by this run until they changed state.
-// It returns the daemon's result for the full set of names (or a timeout result).
-func (s *herdSession) wait(ctx context.Context, c *herd.Client, names []string, mode waitMode, states []string, timeout time.Duration) (*herd.WaitResult, error) {
-	var deadline time.Time
-	if timeout > 0 {
-		deadline = time.Now().Add(timeout)
+// waitOptions maps herdWait's options onto the daemon's wait. Right after herdPrompt the daemon
+// reads the member as working (its prompt claim), so a plain daemon wait never answers with the
+// state from before the prompt. The protocol counts whole milliseconds with 0 meaning no
+// deadline: a positive timeout under 1ms is rounded up rather than becoming "never".
+func waitOptions(mode waitMode, states []string, timeout time.Duration) herd.WaitOptions {
+	if timeout > 0 && timeout < time.Millisecond {
+		timeout = time.Millisecond
 	}
-	remaining := func() (time.Duration, bool) {
-		if deadline.IsZero() {
-			return 0, true
-		}
-		d := time.Until(deadline)
-		return d, d > 0
-	}
-	opts := func(d time.Duration) herd.WaitOptions {
-		return herd.WaitOptions{States: states, Any: mode == waitAny, All: mode == waitAll, Timeout: d}
-	}
-	for {
-		ready, held, changed, release := s.armed(names)
-		d, ok := remaining()
-		if !ok {
-			return s.timedOut(ctx, c, names, mode, states)
-		}
-		if len(held) == 0 {
-			return c.Wait(ctx, names, opts(max(d, time.Millisecond)))
-		}
-		// Members still showing their pre-prompt screen: in one/all mode nothing can be decided
-		// before they move; in any mode the others may already win.
-		wake := time.Until(release)
-		if !deadline.IsZero() && d < wake {
-			wake = d
-		}
-		res, done, err := s.waitHeld(ctx, c, ready, mode, opts(d), changed, wake)
-		if done {
-			return res, err
-		}
-	}
-}
-
-// waitHeld waits while some members are held: until one of them changes, the hold or the
-// deadline ends (done=false: look again), or — in any mode — a ready member wins (done=true).
-func (s *herdSession) waitHeld(ctx context.Context, c *herd.Client, ready []string, mode waitMode, o herd.WaitOptions, changed <-chan struct{}, wake time.Duration) (res *herd.WaitResult, done bool, err error) {
-	timer := time.NewTimer(max(wake, 0))
-	defer timer.Stop()
-	var sub chan waitReply
-	subCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	if mode == waitAny && len(ready) > 0 {
-		sub = make(chan waitReply, 1)
-		go func() {
-			r, err := c.Wait(subCtx, ready, o)
-			sub <- waitReply{r, err}
-		}()
-	}
-	for {
-		select {
-		case r := <-sub:
-			if r.res != nil && r.res.Outcome == herd.OutcomeMatched {
-				return r.res, true, r.err
-			}
-			if r.res == nil || r.res.Outcome == "" {
-				return r.res, true, r.err // the wait itself failed
-			}
-			sub = nil // every ready member ended or timed out: only a held one can still win
-		case <-changed:
-			return nil, false, nil
-		case <-timer.C:
-			return nil, false, nil
-		case <-ctx.Done():
-			return nil, true, context.Cause(ctx)
-		}
-	}
-}
-
-type waitReply struct {
-	res *herd.WaitResult
-	err error
-}
-
-// timedOut builds the timeout result from the members' current states: a member already in a
-// wanted state (and not held back by a prompt) reads matched, one that no longer exists gone,
-// the rest timeout.
-func (s *herdSession) timedOut(ctx context.Context, c *herd.Client, names []string, mode waitMode, states []string) (*herd.WaitResult, error) {
-	r := &herd.WaitResult{Mode: [...]string{"one", "any", "all"}[mode], Outcome: herd.OutcomeTimeout}
-	current := map[string]herd.Member{}
-	if list, err := c.List(ctx); err == nil {
-		for _, m := range list {
-			current[m.Name] = m
-		}
-	}
-	_, held, _, _ := s.armed(names)
-	isHeld := map[string]bool{}
-	for _, n := range held {
-		isHeld[n] = true
-	}
-	for _, n := range names {
-		o := herd.WaitOutcome{Name: n, Outcome: herd.OutcomeTimeout, State: herd.StateGone}
-		if m, ok := current[n]; ok {
-			o.State, o.BlockedOn, o.Authority = m.State, m.BlockedOn, m.Authority
-			if !isHeld[n] && stateWanted(states, m.State, m.BlockedOn) {
-				o.Outcome = herd.OutcomeMatched
-			}
-		} else {
-			o.Outcome = herd.OutcomeGone
-		}
-		r.Results = append(r.Results, o)
-	}
-	return r, exitcode.New(exitcode.Timeout, "timed out waiting for %s", strings.Join(names, ", "))
-}
-
-// stateWanted reports whether state (with its blocked sub-kind) is one of states; "blocked"
-// wants every sub-kind, "blocked:menu" only that one.
-func stateWanted(states []string, state, kind string) bool {
-	for _, w := range states {
-		ws, wk, _ := strings.Cut(w, ":")
-		if ws == state && (wk == "" || wk == kind) {
-			return true
-		}
-	}
-	return false
+	return herd.WaitOptions{States: states, Any: mode == waitAny, All: mode == waitAll, Timeout: timeout}
 }
 
 // ---- argument helpers -----------------------------------------------------------------------------
@@ -664,7 +446,6 @@ func init() {
 						out.Error, out.Code = errCode(err)
 						return out, nil
 					}
-					s.markPrompted(ctx, cl, name)
 					r, err := cl.Prompt(ctx, name, text, herd.PromptOptions{Answer: answer})
 					if err != nil {
 						out.Error, out.Code = errCode(err)
@@ -685,7 +466,7 @@ func init() {
 		Usage:   "herdWait(name | [names], {states, timeout, any, nothrow})",
 		Summary: "a promise: one name → the state it reached; {any} → the winner; several → [{name, outcome, state}]",
 		Detail: "states default to blocked, done and idle; timeout is ms or a duration (default 30m, 0 = never).\n" +
-			"A member this script prompted counts only once it changed state after the prompt.\n" +
+			"Right after herdPrompt the member reads working until its engine reacts, so the wait sees the new turn.\n" +
 			"Losers of {any} keep running. A timeout rejects with an error whose code is 2 (outcome\n" +
 			"\"timeout\"), unless {nothrow:true}: then the current states are returned as usual.",
 		Bind: func(c *Call) (Action, error) {
@@ -767,7 +548,7 @@ func init() {
 						if err != nil {
 							return nil, err
 						}
-						res, werr = s.wait(ctx, cl, names, mode, states, timeout)
+						res, werr = cl.Wait(ctx, names, waitOptions(mode, states, timeout))
 						if res == nil || res.Outcome == "" {
 							return nil, werr // the wait itself failed: daemon gone, Ctrl-C
 						}

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The herd verbs' contracts that need no daemon: misuse throws with the usage, --dry-run
@@ -101,22 +102,21 @@ func TestHerdRunCommandArgv(t *testing.T) {
 	}
 }
 
-func TestHerdStateWanted(t *testing.T) {
-	states := []string{"blocked:menu", "done"}
+func TestHerdWaitOptions(t *testing.T) {
 	for _, c := range []struct {
-		state, kind string
-		want        bool
+		mode     waitMode
+		timeout  time.Duration
+		any, all bool
+		want     time.Duration
 	}{
-		{"done", "", true},
-		{"blocked", "menu", true},
-		{"blocked", "permission", false},
-		{"idle", "", false},
+		{waitOne, 0, false, false, 0}, // 0 = never, as the daemon reads it
+		{waitOne, 500 * time.Microsecond, false, false, time.Millisecond},
+		{waitAny, 2 * time.Second, true, false, 2 * time.Second},
+		{waitAll, time.Minute, false, true, time.Minute},
 	} {
-		if got := stateWanted(states, c.state, c.kind); got != c.want {
-			t.Errorf("stateWanted(%v, %s:%s) = %v", states, c.state, c.kind, got)
+		o := waitOptions(c.mode, []string{"done"}, c.timeout)
+		if o.Any != c.any || o.All != c.all || o.Timeout != c.want || !reflect.DeepEqual(o.States, []string{"done"}) {
+			t.Errorf("waitOptions(%d, %v) = %+v", c.mode, c.timeout, o)
 		}
-	}
-	if !stateWanted([]string{"blocked"}, "blocked", "question") {
-		t.Error("blocked wants every sub-kind")
 	}
 }

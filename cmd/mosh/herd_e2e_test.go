@@ -592,7 +592,8 @@ exec %q "$@"
 }
 
 // A script that prompts and then waits must see the turn, not the idle screen the engine still
-// shows for a moment after the Enter: herdWait holds a member this run prompted until it changed.
+// shows for a moment after the Enter: the daemon's prompt claim keeps the member working until
+// its engine repaints.
 func TestHerdScriptPromptThenWaitSeesTheTurn(t *testing.T) {
 	e := newHerdEnv(t)
 	if e.fake == "" {

@@ -1,0 +1,92 @@
+package builtins
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mosh-dev/mosh/herd"
+)
+
+// herdDaemon runs a herd daemon inside the test process on its own MOSH_HOME (a short path:
+// the socket lives inside) and returns the script env that reaches it. The daemon stops when
+// the test ends.
+func herdDaemon(t *testing.T) map[string]string {
+	t.Helper()
+	home, err := os.MkdirTemp("", "mosh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- herd.ServeForeground(ctx, home) }()
+	t.Cleanup(func() {
+		cancel()
+		<-served
+	})
+	// Safety net for a daemon that never listens, not a claim about its speed.
+	giveUp := time.Now().Add(30 * time.Second)
+	for {
+		c, err := herd.Connect(ctx, herd.ConnectOptions{Home: home, NoStart: true})
+		if err == nil {
+			c.Close()
+			break
+		}
+		select {
+		case err := <-served:
+			t.Fatalf("herd daemon ended before listening: %v", err)
+		default:
+		}
+		if time.Now().After(giveUp) {
+			t.Fatalf("herd daemon in %s never listened: %v", home, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return map[string]string{"PATH": os.Getenv("PATH"), "HOME": home, "MOSH_HOME": home}
+}
+
+// herdWait is the daemon's wait with the script's options: {timeout: 0} never expires (the wait
+// outlives a timer that kills the member and sees it end), a sub-millisecond timeout expires, and
+// a timeout rejects with code 2 carrying the daemon's per-member results.
+func TestHerdWaitAgainstADaemon(t *testing.T) {
+	env := herdDaemon(t)
+	r := runCtx(t, context.Background(), `
+const r = herdRun(["/bin/sh", "-c", "exec cat"], {name: "c1"})
+if (!r.ok) throw new Error("herdRun: " + r.error)
+setTimeout(() => herdKill("c1"), 300)
+const ended = await herdWait("c1", {states: ["done"], timeout: 0})
+console.log("never", ["done", "gone"].includes(ended))
+
+herdRun(["/bin/sh", "-c", "exec cat"], {name: "c2"})
+try {
+  await herdWait("c2", {states: ["done"], timeout: 0.5})
+  console.log("tiny: no timeout?")
+} catch (e) {
+  console.log("tiny", e.code, e.outcome)
+}
+try {
+  await herdWait(["c2"], {states: ["done"], timeout: 50})
+  console.log("list: no timeout?")
+} catch (e) {
+  console.log("list", e.code, e.outcome, e.results.map(x => x.name + ":" + x.outcome).join(","), JSON.stringify(e.names))
+}
+const now = await herdWait("c2", {states: ["done"], timeout: 50, nothrow: true})
+console.log("nothrow", typeof now, now != "done")
+herdKill("c2")
+`, Config{Env: env}, time.Minute)
+	want := []string{
+		"never true",
+		"tiny 2 timeout",
+		`list 2 timeout c2:timeout ["c2"]`,
+		"nothrow string true",
+	}
+	if r.err != nil {
+		t.Fatalf("script failed: %v\nstdout: %s\nstderr: %s", r.err, r.stdout, r.stderr)
+	}
+	if got := strings.Split(strings.TrimSpace(r.stdout), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("stdout:\n%s\nwant:\n%s\nstderr: %s", r.stdout, strings.Join(want, "\n"), r.stderr)
+	}
+}
