@@ -35,6 +35,7 @@ type Client struct {
 
 	mu       sync.Mutex
 	card     *AgentCard
+	cardJSON json.RawMessage
 	endpoint string
 }
 
@@ -183,7 +184,7 @@ func (c *Client) Discover(ctx context.Context) (*AgentCard, error) {
 			return nil, err
 		}
 		c.mu.Lock()
-		c.card, c.endpoint = &card, endpoint
+		c.card, c.cardJSON, c.endpoint = &card, json.RawMessage(bytes.TrimSpace(body)), endpoint
 		c.mu.Unlock()
 		return &card, nil
 	}
@@ -212,10 +213,23 @@ func (c *Client) pickEndpoint(card *AgentCard) (string, error) {
 	if target == "" || err != nil || u.Host == "" {
 		return c.base, nil
 	}
-	if b, err := url.Parse(c.base); err == nil && isLoopbackHost(u.Hostname()) && !isLoopbackHost(b.Hostname()) {
+	if b, err := url.Parse(c.base); err == nil && isLoopbackHost(u.Hostname()) &&
+		(!isLoopbackHost(b.Hostname()) || effectivePort(u) != effectivePort(b)) {
+		// A loopback url on another port than the one we discovered through is a default nobody
+		// configured (the ADK says http://localhost:8000 wherever it runs): the base is the agent.
 		return c.base, nil
 	}
 	return target, nil
+}
+
+func effectivePort(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if u.Scheme == "https" {
+		return "443"
+	}
+	return "80"
 }
 
 func isLoopbackHost(h string) bool {
@@ -231,6 +245,13 @@ func (c *Client) Card() *AgentCard {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.card
+}
+
+// CardJSON returns the card exactly as the agent served it (nil before discovery).
+func (c *Client) CardJSON() json.RawMessage {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cardJSON
 }
 
 // Endpoint returns the JSON-RPC URL in use ("" before discovery unless WithEndpoint).

@@ -185,6 +185,9 @@ type Member struct {
 	Rows       int      `json:"rows,omitempty"`
 	Screen     *Reading `json:"screen,omitempty"` // the screen classifier's reading (both readings shown for explain)
 	Hook       *Reading `json:"hook,omitempty"`   // the live hook report, if any
+	// Remote members only (kind remote): how the member is reached, where it lives, and when the
+	// remote last answered (its state is its own claim, as fresh as ObservedMs).
+	Remote *RemoteInfo `json:"remote,omitempty"`
 }
 
 // ListResult is the result of list.
@@ -202,6 +205,8 @@ type PromptOptions struct {
 	Wait    bool          `json:"wait,omitempty"`
 	States  []string      `json:"states,omitempty"`
 	Timeout time.Duration `json:"-"`
+	// Token for a remote member; empty: the caller's MOSH_REMOTE_<NAME>_TOKEN, if set.
+	Token string `json:"-"`
 }
 
 // PromptParams is the wire form of Prompt.
@@ -212,6 +217,9 @@ type PromptParams struct {
 	Wait      bool     `json:"wait,omitempty"`
 	States    []string `json:"states,omitempty"`
 	TimeoutMs int64    `json:"timeoutMs,omitempty"` // 0 = no deadline
+	// Token is the caller's MOSH_REMOTE_<NAME>_TOKEN for a remote member (kept in the daemon's
+	// memory only, never written anywhere); ignored for local members.
+	Token string `json:"token,omitempty"`
 }
 
 // PromptResult is the result of prompt.
@@ -307,6 +315,9 @@ type KillParams struct {
 type KillResult struct {
 	Killed  []string `json:"killed"`
 	Missing []string `json:"missing,omitempty"`
+	// Canceled lists remote members whose open task was canceled: kill never deregisters a remote
+	// member (`mosh herd remote remove` does).
+	Canceled []string `json:"canceled,omitempty"`
 }
 
 type PruneResult struct {
@@ -440,7 +451,10 @@ type Event struct {
 	AtMs      int64  `json:"atMs"`
 	// Task is the ledger task this state change was recorded against (the member's open task);
 	// TaskEnded says the change closed it (done, idle after working, the process exiting).
-	Task      string `json:"task,omitempty"`
+	Task string `json:"task,omitempty"`
+	// TaskState is how the task ended, on remote members' ends: done, failed or canceled. A wait
+	// on a member whose task failed ends (outcome ended) instead of waiting on.
+	TaskState string `json:"taskState,omitempty"`
 	TaskEnded bool   `json:"taskEnded,omitempty"`
 }
 

@@ -93,6 +93,10 @@ func (sc *serverConn) attach(req serverRequest) {
 		fail(err)
 		return
 	}
+	if m.remote != nil {
+		fail(notATerminal(m, "attach"))
+		return
+	}
 	if p.Cols > 0 && p.Rows > 0 {
 		m.resize(p.Cols, p.Rows)
 	}

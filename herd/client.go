@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mosh-dev/mosh/herd/remote"
 	"github.com/mosh-dev/mosh/herd/state"
 	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
@@ -339,7 +340,8 @@ func (c *Client) List(ctx context.Context) ([]Member, error) {
 // Prompt types text then Enter into a member. A blocked member is refused (exit 1) unless
 // opts.Answer. With opts.Wait the result carries the outcome and the error is exit-coded like Wait's.
 func (c *Client) Prompt(ctx context.Context, name, text string, opts PromptOptions) (*PromptResult, error) {
-	p := PromptParams{Name: name, Text: text, Answer: opts.Answer, Wait: opts.Wait, States: opts.States, TimeoutMs: opts.Timeout.Milliseconds()}
+	p := PromptParams{Name: name, Text: text, Answer: opts.Answer, Wait: opts.Wait, States: opts.States, TimeoutMs: opts.Timeout.Milliseconds(),
+		Token: tokenOr(opts.Token, name)}
 	var r PromptResult
 	err := c.call(ctx, MethodPrompt, p, &r)
 	if err == nil && opts.Wait {
@@ -766,4 +768,58 @@ func (c *Client) Stats(ctx context.Context, member string, since time.Time) (*St
 		return nil, err
 	}
 	return &r, nil
+}
+
+// tokenOr is tok, or the caller's MOSH_REMOTE_<NAME>_TOKEN: the daemon learns a remote member's
+// token from the callers that have it, and keeps it in memory only.
+func tokenOr(tok, name string) string {
+	if tok != "" || !ValidName(name) {
+		return tok
+	}
+	return os.Getenv(remote.TokenVar(name))
+}
+
+// RemoteAddOptions tune RemoteAdd.
+type RemoteAddOptions struct {
+	Kind     string        // a2a (default) | run
+	InputKey string        // run: the JSON key of the prompt (default "prompt")
+	Timeout  time.Duration // per call to the remote; 0 = the default (30s for A2A, 10m for a /run call)
+	Force    bool          // register even when the remote does not answer now
+	Token    string        // empty: the caller's MOSH_REMOTE_<NAME>_TOKEN
+}
+
+// RemoteAdd registers a remote member: an A2A agent (its card is discovered) or a /run endpoint.
+// Unless opts.Force, a remote that does not answer is not registered.
+func (c *Client) RemoteAdd(ctx context.Context, name, url string, opts RemoteAddOptions) (*RemoteAddResult, error) {
+	var r RemoteAddResult
+	p := RemoteAddParams{Name: name, URL: url, Kind: opts.Kind, InputKey: opts.InputKey, TimeoutMs: opts.Timeout.Milliseconds(),
+		Force: opts.Force, Token: tokenOr(opts.Token, name)}
+	return &r, c.call(ctx, MethodRemoteAdd, p, &r)
+}
+
+// RemoteList returns the remote members (the ps rows of kind remote).
+func (c *Client) RemoteList(ctx context.Context) ([]Member, error) {
+	var r RemoteListResult
+	if err := c.call(ctx, MethodRemoteList, struct{}{}, &r); err != nil {
+		return nil, err
+	}
+	return r.Members, nil
+}
+
+// RemoteRemove deregisters a remote member, canceling its open task first.
+func (c *Client) RemoteRemove(ctx context.Context, name string) (*RemoteRemoveResult, error) {
+	var r RemoteRemoveResult
+	return &r, c.call(ctx, MethodRemoteRemove, RemoteNameParams{Name: name}, &r)
+}
+
+// RemotePing probes a remote member now (the card for A2A, a GET for /run).
+func (c *Client) RemotePing(ctx context.Context, name string) (*RemotePing, error) {
+	var r RemotePing
+	return &r, c.call(ctx, MethodRemotePing, RemoteNameParams{Name: name, Token: tokenOr("", name)}, &r)
+}
+
+// RemoteCard fetches an A2A member's agent card as it serves it.
+func (c *Client) RemoteCard(ctx context.Context, name string) (*RemoteCardResult, error) {
+	var r RemoteCardResult
+	return &r, c.call(ctx, MethodRemoteCard, RemoteNameParams{Name: name, Token: tokenOr("", name)}, &r)
 }

@@ -112,7 +112,12 @@ func ServeForeground(ctx context.Context, home string) error {
 	if err != nil {
 		d.logger.Printf("reading the manifest: %v", err)
 	}
+	var remotes []manifestRow
 	for _, r := range rows {
+		if r.Kind == KindRemote {
+			remotes = append(remotes, r)
+			continue
+		}
 		d.remembered[r.Name] = r
 	}
 
@@ -128,6 +133,10 @@ func ServeForeground(ctx context.Context, home string) error {
 		return exitcode.New(exitcode.Infra, "cannot make %s private: %v", d.sock, err)
 	}
 	d.ln = ln
+	// Remote members need no process: they are back on the roster at once, followed again.
+	for _, r := range remotes {
+		d.reviveRemote(r)
+	}
 	d.logger.Printf("listening on %s (pid %d, %d remembered members)", d.sock, os.Getpid(), len(rows))
 	signalReady()
 

@@ -126,7 +126,16 @@ func (d *daemon) doctor() *DoctorResult {
 	}
 	d.mu.Unlock()
 	now := time.Now()
+	var unreachable []string
 	for _, m := range ms {
+		if m.remote != nil {
+			d.bus.mu.Lock()
+			if m.reading.State == StateUnknown && m.remote.lastErr != "" {
+				unreachable = append(unreachable, m.name+": "+m.remote.lastErr)
+			}
+			d.bus.mu.Unlock()
+			continue
+		}
 		_, _, hook := m.trk.Readings(now)
 		d.bus.mu.Lock()
 		exited := m.exited
@@ -139,6 +148,10 @@ func (d *daemon) doctor() *DoctorResult {
 		r.Checks = append(r.Checks, DoctorCheck{Name: "hook reports", Level: "warn", Detail: fmt.Sprintf("live reports on exited members: %v", stale), Fix: "mosh herd prune"})
 	} else {
 		r.Checks = append(r.Checks, DoctorCheck{Name: "hook reports", Level: "ok", Detail: "no stale reports"})
+	}
+	if len(unreachable) > 0 {
+		r.Checks = append(r.Checks, DoctorCheck{Name: "remotes", Level: "warn", Detail: fmt.Sprintf("remote members not answering: %v", unreachable),
+			Fix: "mosh herd remote ping NAME  ·  mosh herd remote remove NAME"})
 	}
 	r.Checks = append(r.Checks, d.engines.Doctor()...)
 	r.finish()

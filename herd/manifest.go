@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -24,6 +25,11 @@ type manifestRow struct {
 	Created    time.Time
 	Pid        int
 	ExitCode   *int
+	// Remote members (Kind remote): how to reach them. Never a token.
+	RemoteKind string
+	URL        string
+	InputKey   string
+	TimeoutMs  int64
 }
 
 // manifest is the persistence the daemon needs. ledgerManifest implements it over ledger.Store.
@@ -52,6 +58,7 @@ type taskLedger interface {
 	HerdStats(since time.Time) ([]ledger.Stats, ledger.Stats, error)
 	KnownMember(name string) (bool, error)
 	OpenTask(member string) (ledger.Task, error)
+	LinkRemote(id, remoteTaskID, remoteContextID string) error
 }
 
 type ledgerManifest struct{ s *ledger.Store }
@@ -62,8 +69,13 @@ func openLedger(dir string) (*ledger.Store, error) {
 }
 
 func (m ledgerManifest) Put(r manifestRow) error {
+	var extra map[string]string
+	if r.TimeoutMs > 0 {
+		extra = map[string]string{"timeoutMs": strconv.FormatInt(r.TimeoutMs, 10)}
+	}
 	return m.s.PutMember(ledger.Member{Name: r.Name, Kind: r.Kind, Engine: r.Engine, Bin: r.Bin, Args: r.Args, Cwd: r.Cwd,
-		Substrate: r.Substrate, Autonomous: r.Autonomous, Created: r.Created, PID: r.Pid, ExitCode: r.ExitCode})
+		Substrate: r.Substrate, Autonomous: r.Autonomous, Created: r.Created, PID: r.Pid, ExitCode: r.ExitCode,
+		RemoteKind: r.RemoteKind, URL: r.URL, InputKey: r.InputKey, Extra: extra})
 }
 
 func (m ledgerManifest) All() ([]manifestRow, error) {
@@ -73,8 +85,10 @@ func (m ledgerManifest) All() ([]manifestRow, error) {
 	}
 	out := make([]manifestRow, 0, len(ms))
 	for _, x := range ms {
+		timeout, _ := strconv.ParseInt(x.Extra["timeoutMs"], 10, 64)
 		out = append(out, manifestRow{Name: x.Name, Kind: x.Kind, Engine: x.Engine, Bin: x.Bin, Args: x.Args, Cwd: x.Cwd,
-			Substrate: x.Substrate, Autonomous: x.Autonomous, Created: x.Created, Pid: x.PID, ExitCode: x.ExitCode})
+			Substrate: x.Substrate, Autonomous: x.Autonomous, Created: x.Created, Pid: x.PID, ExitCode: x.ExitCode,
+			RemoteKind: x.RemoteKind, URL: x.URL, InputKey: x.InputKey, TimeoutMs: timeout})
 	}
 	return out, nil
 }

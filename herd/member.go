@@ -58,6 +58,9 @@ type member struct {
 	autonomous bool
 	created    time.Time
 
+	// remote is set for a remote member (remote.go), which has no process, pty, screen or tracker.
+	remote *remoteLink
+
 	cmd  *exec.Cmd
 	ptmx *os.File
 	pid  int
@@ -322,6 +325,10 @@ func (m *member) attachedCount() int {
 
 // terminate ends the process group: SIGHUP+SIGTERM, then SIGKILL after killGrace.
 func (m *member) terminate() {
+	if m.remote != nil {
+		m.stopRemote()
+		return
+	}
 	select {
 	case <-m.exitDone:
 		return

@@ -45,6 +45,11 @@ func init() {
 		MethodSubscribe:    hSubscribe,
 		MethodUnsubscribe:  hUnsubscribe,
 		MethodResize:       hResize,
+		MethodRemoteAdd:    hRemoteAdd,
+		MethodRemoteList:   hRemoteList,
+		MethodRemoteRemove: hRemoteRemove,
+		MethodRemotePing:   hRemotePing,
+		MethodRemoteCard:   hRemoteCard,
 	}
 }
 
@@ -252,6 +257,14 @@ func hStart(ctx context.Context, sc *serverConn, params json.RawMessage) (any, e
 
 // row renders a member as a ps row.
 func (d *daemon) row(m *member) *Member {
+	if m.remote != nil {
+		now := time.Now()
+		d.bus.mu.Lock()
+		defer d.bus.mu.Unlock()
+		return &Member{Name: m.name, Engine: m.engine, Kind: KindRemote, State: m.reading.State, BlockedOn: m.reading.BlockedOn,
+			Authority: m.reading.Authority, AgeMs: now.Sub(m.created).Milliseconds(), CreatedMs: m.created.UnixMilli(), Alive: true,
+			Substrate: KindRemote, Remote: m.remoteInfoLocked(now)}
+	}
 	cols, rows := m.size()
 	d.bus.mu.Lock()
 	r := &Member{
@@ -347,6 +360,21 @@ func hPrompt(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 	}
 
 	res := PromptResult{Name: m.name}
+	if m.remote != nil {
+		task, err := d.promptRemote(m, p, cur)
+		res.Task = task
+		if err != nil {
+			return nil, err
+		}
+		res.Sent = true
+		if !p.Wait {
+			return res, nil
+		}
+		out := d.awaitAfterPrompt(ctx, m, sub, states, time.Duration(p.TimeoutMs)*time.Millisecond)
+		res.Outcome, res.State = out.Outcome, out.State
+		d.lw.flush(m.name)
+		return res, nil
+	}
 	// The task exists before the first key is typed (tasks_record.go).
 	task, err := d.submitPrompt(m, p.Text, cur, p.Answer)
 	if err != nil {
@@ -386,6 +414,9 @@ func hSendKeys(ctx context.Context, sc *serverConn, params json.RawMessage) (any
 	if err != nil {
 		return nil, err
 	}
+	if m.remote != nil {
+		return nil, notATerminal(m, "send-keys")
+	}
 	if err := m.write(b); err != nil {
 		return nil, err
 	}
@@ -400,6 +431,9 @@ func hRead(ctx context.Context, sc *serverConn, params json.RawMessage) (any, er
 	m, err := sc.d.lookup(p.Name)
 	if err != nil {
 		return nil, err
+	}
+	if m.remote != nil {
+		return sc.d.readRemote(m), nil
 	}
 	n := p.Lines
 	if n <= 0 {
@@ -421,6 +455,9 @@ func hResize(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 	m, err := sc.d.liveMember(p.Name)
 	if err != nil {
 		return nil, err
+	}
+	if m.remote != nil {
+		return nil, notATerminal(m, "resize")
 	}
 	if p.Cols <= 0 || p.Rows <= 0 {
 		return nil, exitcode.New(exitcode.Usage, "resize needs cols and rows above 0")
@@ -481,6 +518,13 @@ func hKill(ctx context.Context, sc *serverConn, params json.RawMessage) (any, er
 		row, old := d.remembered[n]
 		d.mu.Unlock()
 		switch {
+		case live && m.remote != nil:
+			// A remote member is not ours to end: its open task is canceled, its registration
+			// stays until `mosh herd remote remove`.
+			if _, err := d.cancelRemote(m); err != nil {
+				return nil, err
+			}
+			res.Canceled = append(res.Canceled, n)
 		case live:
 			m.terminate()
 			d.forget(n)
@@ -495,7 +539,7 @@ func hKill(ctx context.Context, sc *serverConn, params json.RawMessage) (any, er
 			res.Missing = append(res.Missing, n)
 		}
 	}
-	if len(res.Killed) == 0 && len(res.Missing) > 0 {
+	if len(res.Killed) == 0 && len(res.Canceled) == 0 && len(res.Missing) > 0 {
 		return nil, exitcode.New(exitcode.Gone, "no member named %s: see `mosh ps`", strings.Join(res.Missing, ", "))
 	}
 	return res, nil
@@ -647,6 +691,9 @@ func hReport(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 	if err != nil {
 		return nil, err
 	}
+	if m.remote != nil {
+		return nil, exitcode.New(exitcode.Usage, "%s is a remote member: its state is the remote's own claim, not a hook report's", m.name)
+	}
 	now := time.Now()
 	// Taken before the tracker sees the report: its change callback may close the task, and a
 	// Stop payload's last_assistant_message is that task's artifact.
@@ -723,6 +770,10 @@ func hExplain(ctx context.Context, sc *serverConn, params json.RawMessage) (any,
 		return nil, err
 	}
 	r := ExplainResult{Name: m.name, Engine: m.engine}
+	if m.remote != nil {
+		sc.d.explainRemote(m, &r)
+		return r, nil
+	}
 	m.trk.Explain(time.Now(), &r)
 	sc.d.bus.mu.Lock()
 	r.State, r.BlockedOn, r.Authority = m.reading.State, m.reading.BlockedOn, m.reading.Authority
@@ -827,4 +878,10 @@ func hUnsubscribe(ctx context.Context, sc *serverConn, params json.RawMessage) (
 		sc.d.bus.unsubscribe(sub)
 	}
 	return map[string]bool{"ok": sub != nil}, nil
+}
+
+// notATerminal refuses a terminal-level verb on a remote member, naming what works instead.
+func notATerminal(m *member, verb string) error {
+	return exitcode.New(exitcode.Usage, "%s is a remote member (%s %s): it has no terminal for %s; use `mosh herd prompt %s TEXT`",
+		m.name, m.remote.kind, m.remote.url, verb, m.name)
 }

@@ -212,10 +212,10 @@ func hTasks(ctx context.Context, sc *serverConn, params json.RawMessage) (any, e
 // checkTaskState validates a --state filter.
 func checkTaskState(s string) error {
 	switch s {
-	case "", "open", StateWorking, StateBlocked, StateDone, StateIdle, StateUnknown, StateGone, ledger.StateSubmitted:
+	case "", "open", StateWorking, StateBlocked, StateDone, StateIdle, StateUnknown, StateGone, ledger.StateSubmitted, ledger.StateFailed, ledger.StateCanceled:
 		return nil
 	}
-	return exitcode.New(exitcode.Usage, "unknown task state %q: use open, submitted, working, blocked, done, idle, unknown or gone", s)
+	return exitcode.New(exitcode.Usage, "unknown task state %q: use open, submitted, working, blocked, done, idle, unknown, gone, failed or canceled", s)
 }
 
 func (d *daemon) knownMember(name string) bool {

@@ -84,8 +84,11 @@ func (d *daemon) submitPrompt(m *member, text string, cur Reading, answer bool) 
 		// reconstructable. The member keeps running; send-keys still reaches it.
 		return "", d.ledgerUnavailable()
 	}
-	snap := m.scr.Snapshot()
-	base := m.scr.HistoryLen()
+	var baseLines []string
+	base := 0
+	if m.remote == nil {
+		baseLines, base = m.scr.Snapshot().Lines, m.scr.HistoryLen()
+	}
 	now := time.Now()
 
 	d.bus.mu.Lock()
@@ -112,7 +115,7 @@ func (d *daemon) submitPrompt(m *member, text string, cur Reading, answer bool) 
 			}
 		})
 	}
-	t := &openTask{baseHist: base, baseLines: snap.Lines}
+	t := &openTask{baseHist: base, baseLines: baseLines}
 	m.task, m.lastClosed = t, nil
 	state := cur.State
 	d.bus.mu.Unlock()
@@ -260,6 +263,9 @@ func (d *daemon) hookFinal(m *member, payload []byte) {
 func (d *daemon) artifactLocked(m *member, t *openTask) ledger.Artifact {
 	if t.final != "" {
 		return ledger.Artifact{Text: t.final, Source: ledger.SourceHook}
+	}
+	if m.remote != nil {
+		return ledger.Artifact{Text: m.remote.lastOutput, Source: ledger.SourceRemote}
 	}
 	return ledger.Artifact{Text: screenDelta(m, t), Source: ledger.SourceScreen}
 }

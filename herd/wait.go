@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mosh-dev/mosh/ledger"
 	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
@@ -123,6 +124,9 @@ func hWait(ctx context.Context, sc *serverConn, params json.RawMessage) (any, er
 		w := &waitee{WaitOutcome: WaitOutcome{Name: n, State: StateGone, Authority: AuthorityRuntime}}
 		if m := ms[i]; m != nil && !m.removed {
 			w.State, w.BlockedOn, w.Authority, w.exited = m.reading.State, m.reading.BlockedOn, m.reading.Authority, m.exited
+			if m.remote != nil && m.task == nil && m.remote.failedLast {
+				w.exited = true // its last task failed: nothing more will come of it
+			}
 		}
 		w.decide(ws)
 		if m := ms[i]; w.Outcome != "" && m != nil && m.task == nil && m.lastClosed != nil {
@@ -160,7 +164,7 @@ func hWait(ctx context.Context, sc *serverConn, params json.RawMessage) (any, er
 					w.State, w.BlockedOn, w.Authority = StateGone, "", AuthorityRuntime
 				case EventState:
 					w.State, w.BlockedOn, w.Authority = e.State, e.BlockedOn, e.Authority
-					w.exited = w.exited || e.ExitCode != nil
+					w.exited = w.exited || e.ExitCode != nil || e.TaskState == ledger.StateFailed
 					if e.TaskEnded && e.Task != "" {
 						w.TasksEnded = append(w.TasksEnded, e.Task)
 						tasksEnded = append(tasksEnded, e.Task)
@@ -290,7 +294,7 @@ func (d *daemon) awaitAfterPrompt(ctx context.Context, m *member, sub *busSub, w
 						o.Outcome = OutcomeMatched
 						return o
 					}
-					if e.ExitCode != nil {
+					if e.ExitCode != nil || e.TaskState == ledger.StateFailed {
 						o.Outcome = OutcomeEnded
 						return o
 					}

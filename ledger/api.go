@@ -150,6 +150,10 @@ const (
 	StateGone    = "gone"
 	// StateSubmitted is a task's state from MintTask until its first transition.
 	StateSubmitted = "submitted"
+	// Task end states of remote members: the remote's task failed (or the remote stopped
+	// answering), or it was canceled.
+	StateFailed   = "failed"
+	StateCanceled = "canceled"
 )
 
 // Artifact sources.
@@ -157,6 +161,7 @@ const (
 	SourceHook   = "hook"   // the engine's own final message (e.g. Stop.last_assistant_message)
 	SourceScreen = "screen" // the text that appeared since the prompt
 	SourceError  = "error"  // why there is no answer (e.g. the member stopped)
+	SourceRemote = "remote" // a remote member's answer (A2A artifacts or status message, a /run body)
 )
 
 // Transition is one observed state change of a member.
@@ -174,7 +179,7 @@ type Transition struct {
 // ArtifactMaxChars characters and fills Truncated and Chars (the original length in characters).
 type Artifact struct {
 	Text      string `json:"text"`
-	Source    string `json:"source"` // SourceHook, SourceScreen or SourceError
+	Source    string `json:"source"` // SourceHook, SourceScreen, SourceRemote or SourceError
 	Truncated bool   `json:"truncated"`
 	Chars     int    `json:"chars"`
 }

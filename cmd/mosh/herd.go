@@ -22,6 +22,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mosh-dev/mosh/herd"
+	"github.com/mosh-dev/mosh/herd/remote"
 	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
@@ -351,6 +352,9 @@ func (h *herdCLI) writeRoster(members []herd.Member) error {
 
 // remoteHost is what the cwd column shows for a remote member: the host it lives on.
 func remoteHost(m herd.Member) string {
+	if m.Remote != nil && m.Remote.Host != "" {
+		return m.Remote.Host
+	}
 	if m.Cwd == "" {
 		return "-"
 	}
@@ -445,7 +449,7 @@ func (h *herdCLI) promptCmd() *cobra.Command {
 			if strings.TrimSpace(text) == "" {
 				return usageErr("herd prompt: the text is empty: mosh herd prompt NAME TEXT…")
 			}
-			opts := herd.PromptOptions{Answer: answer, Wait: wait}
+			opts := herd.PromptOptions{Answer: answer, Wait: wait, Token: h.getenv(remote.TokenVar(name))}
 			if wait {
 				d, err := waitTimeout(timeout)
 				if err != nil {
@@ -680,12 +684,18 @@ func (h *herdCLI) killCmd() *cobra.Command {
 						return err
 					}
 				} else {
-					h.printNames("killed", r.Killed)
+					if len(r.Killed) > 0 || len(r.Canceled) == 0 {
+						h.printNames("killed", r.Killed)
+					}
+					if len(r.Canceled) > 0 {
+						// Remote members: their open task was canceled; they stay registered.
+						h.printNames("canceled the open task of", r.Canceled)
+					}
 				}
 				for _, m := range r.Missing {
 					fmt.Fprintf(h.stderr, "mosh: no member named %s (see mosh ps)\n", m)
 				}
-				if len(r.Killed) == 0 && len(r.Missing) > 0 {
+				if len(r.Killed) == 0 && len(r.Canceled) == 0 && len(r.Missing) > 0 {
 					return exitcode.Silent(exitcode.Gone)
 				}
 				return nil

@@ -1,0 +1,866 @@
+package herd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mosh-dev/mosh/herd/remote"
+	"github.com/mosh-dev/mosh/ledger"
+	"github.com/mosh-dev/mosh/runtime/exitcode"
+)
+
+// Remote members: an agent elsewhere on the roster, driven by the same verbs as a local one.
+//
+// A remote member is a *member with a remoteLink instead of a pty, a screen and a tracker. Its
+// state is the remote's own claim (authority "remote"), taken by the daemon and published on the
+// same event bus, so wait, prompt --wait and subscriptions follow it exactly as they follow a
+// local member: callers never poll, the daemon does, once, for everyone.
+//
+// The follow loop (one goroutine per remote member):
+//   - while an A2A task is open it reads tasks/get, starting every remotePollMin and backing off
+//     to remotePollMax while nothing changes (a change resets it);
+//   - otherwise it probes the remote every remoteProbeEvery (the card for A2A, a GET for /run),
+//     retrying sooner after a failure;
+//   - a `run` member's prompt is one POST, in flight on its own goroutine: the member reads
+//     working until it returns, then done (the call's end; the endpoint claims nothing more).
+//
+// When the remote stops answering, the member reads unknown from the second failed call on,
+// with the age of the last answer in the reading's rule. An open task ends failed (the error is
+// its artifact) once the remote has been silent for remoteDownAfter and remoteDownCalls calls.
+//
+// The token (MOSH_REMOTE_<NAME>_TOKEN) lives in the daemon's memory only: a caller that has it in
+// its environment passes it with `remote add` and every prompt; after a daemon restart the
+// daemon's own environment is tried. It is never written to the manifest, a log or an answer.
+
+const (
+	remotePollMin    = 100 * time.Millisecond
+	remotePollMax    = 2 * time.Second
+	remoteProbeEvery = 30 * time.Second
+	remoteRetryMin   = time.Second
+	remoteDownAfter  = 2 * time.Second
+	remoteDownCalls  = 3
+	// remoteStaleCalls failed calls in a row make the member read unknown.
+	remoteStaleCalls = 2
+)
+
+// remoteLink is the daemon's side of one remote member.
+type remoteLink struct {
+	conn     *remote.Conn
+	kind     string
+	url      string
+	host     string
+	inputKey string
+	timeout  time.Duration
+
+	ctx    context.Context // ends when the member is removed or the daemon stops
+	cancel context.CancelFunc
+	poke   chan struct{} // wakes the follow loop (a task was opened)
+	done   chan struct{} // the follow loop returned
+
+	// Guarded by d.bus.mu.
+	endpoint    string
+	hasToken    bool
+	observed    time.Time // the remote's last answer
+	lastErr     string
+	failures    int       // calls failed in a row
+	silentSince time.Time // first failure of the current run of failures
+	said        Reading   // the remote's last claim, for the stale rule
+	remoteTask  string    // the remote's id of the open (or last) A2A task
+	remoteCtx   string
+	remoteState string
+	following   bool               // an A2A task is open remotely: the loop reads tasks/get
+	sending     bool               // a message/send is in flight: a probe must not publish idle
+	runCancel   context.CancelFunc // run: the POST in flight
+	lastOutput  string             // the last answer (or question): what read returns
+	failedLast  bool               // the last task ended failed (a wait then ends instead of hanging)
+}
+
+// hostOf is what ps shows for a remote: host[:port].
+func hostOf(u string) string {
+	if p, err := url.Parse(u); err == nil && p.Host != "" {
+		return p.Host
+	}
+	return u
+}
+
+func (l *remoteLink) defaultTimeout() time.Duration {
+	if l.timeout > 0 {
+		return l.timeout
+	}
+	if l.kind == remote.KindRun {
+		return remote.DefaultRunTimeout
+	}
+	return remote.DefaultCallTimeout
+}
+
+// newRemoteMember builds (but does not register) a remote member from its manifest row.
+func (d *daemon) newRemoteMember(r manifestRow, token string) (*member, error) {
+	timeout := time.Duration(r.TimeoutMs) * time.Millisecond
+	conn, err := remote.Dial(remote.Config{Name: r.Name, Kind: r.RemoteKind, URL: r.URL, InputKey: r.InputKey, Token: token, Timeout: timeout})
+	if err != nil {
+		return nil, err
+	}
+	kind := r.RemoteKind
+	if kind == "" {
+		kind = remote.KindA2A
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	l := &remoteLink{conn: conn, kind: kind, url: r.URL, host: hostOf(r.URL), inputKey: r.InputKey, timeout: timeout,
+		ctx: ctx, cancel: cancel, poke: make(chan struct{}, 1), done: make(chan struct{}), hasToken: token != ""}
+	exited := make(chan struct{})
+	close(exited)
+	m := &member{d: d, name: r.Name, engine: kind, created: r.Created, remote: l,
+		attached: map[*attachment]struct{}{}, readDone: exited, exitDone: exited,
+		reading: Reading{State: StateUnknown, Authority: AuthorityRemote, Rule: "not probed yet", AtMs: time.Now().UnixMilli()}}
+	return m, nil
+}
+
+// registerRemote adds a built remote member to the roster and starts following it.
+func (d *daemon) registerRemote(m *member) {
+	d.mu.Lock()
+	d.members[m.name] = m
+	delete(d.remembered, m.name)
+	d.mu.Unlock()
+	d.bus.mu.Lock()
+	d.bus.emitLocked(Event{Type: EventAdded, Name: m.name, State: m.reading.State, Authority: m.reading.Authority, AtMs: time.Now().UnixMilli()})
+	d.bus.mu.Unlock()
+	go d.followRemote(m)
+}
+
+// stopRemote ends the follow loop and any call in flight.
+func (m *member) stopRemote() {
+	m.remote.cancel()
+	<-m.remote.done
+	m.remote.conn.Close()
+}
+
+// remoteRow is the manifest row of a remote member: how to reach it, never its token.
+func remoteRow(m *member) manifestRow {
+	l := m.remote
+	return manifestRow{Name: m.name, Kind: KindRemote, Engine: l.kind, Created: m.created, RemoteKind: l.kind, URL: l.url,
+		InputKey: l.inputKey, TimeoutMs: l.timeout.Milliseconds()}
+}
+
+// ---- the follow loop ----
+
+func (d *daemon) followRemote(m *member) {
+	l := m.remote
+	defer close(l.done)
+	interval := remotePollMin
+	retry := remoteRetryMin
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-l.ctx.Done():
+			return
+		case <-l.poke:
+			interval = remotePollMin
+		case <-timer.C:
+		}
+		d.bus.mu.Lock()
+		following, tid, inflight := l.following, l.remoteTask, l.runCancel != nil
+		d.bus.mu.Unlock()
+		var next time.Duration
+		switch {
+		case following:
+			changed, ok := d.pollRemoteTask(m, tid)
+			switch {
+			case changed:
+				interval = remotePollMin
+			case ok:
+				interval = min(interval*3/2, remotePollMax)
+			default:
+				interval = min(interval*2, remotePollMax)
+			}
+			next = interval
+		case inflight:
+			next = remoteProbeEvery // the POST in flight is the probe
+		default:
+			interval = remotePollMin
+			if d.probeRemote(m) {
+				retry, next = remoteRetryMin, remoteProbeEvery
+			} else {
+				next = retry
+				retry = min(retry*2, remoteProbeEvery)
+			}
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+		timer.Reset(next)
+	}
+}
+
+// callCtx bounds one call by the member's lifetime (the conn applies the per-call timeout).
+func (l *remoteLink) callCtx() context.Context { return l.ctx }
+
+// probeRemote checks the remote answers; an idle reachable remote keeps its last claim (done
+// after a task) or reads idle.
+func (d *daemon) probeRemote(m *member) bool {
+	l := m.remote
+	info, err := l.conn.Probe(l.callCtx())
+	if l.ctx.Err() != nil {
+		return false
+	}
+	now := time.Now()
+	d.bus.mu.Lock()
+	defer d.bus.mu.Unlock()
+	if err != nil {
+		d.remoteFailedLocked(m, err, now)
+		return false
+	}
+	if info.Endpoint != "" {
+		l.endpoint = info.Endpoint
+	}
+	l.answeredLocked(now)
+	if l.busyLocked() {
+		return true // the task's own calls say what state it is in
+	}
+	r := l.said
+	if r.State == "" {
+		r = Reading{State: StateIdle, Authority: AuthorityRemote, Rule: fmt.Sprintf("%s answered (%s); no task open", l.host, ms(info.LatencyMs))}
+	}
+	r.AtMs = now.UnixMilli()
+	d.remotePublishLocked(m, r, nil)
+	return true
+}
+
+// busyLocked: a prompt is on its way or a task is open, so probes do not speak for the state.
+func (l *remoteLink) busyLocked() bool { return l.following || l.sending || l.runCancel != nil }
+
+func ms(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + " ms" }
+
+func (l *remoteLink) answeredLocked(now time.Time) {
+	l.observed, l.failures, l.lastErr, l.silentSince = now, 0, "", time.Time{}
+}
+
+// remoteFailedLocked counts a failed call: unknown from the second one on, and an open task
+// ends failed once the remote has been silent long enough. The caller holds the state lock.
+func (d *daemon) remoteFailedLocked(m *member, err error, now time.Time) {
+	l := m.remote
+	l.failures++
+	l.lastErr = remoteErrText(m.name, err)
+	if l.silentSince.IsZero() {
+		l.silentSince = now
+	}
+	if l.failures < remoteStaleCalls && !l.observed.IsZero() {
+		return
+	}
+	rule := "the remote did not answer: " + l.lastErr
+	if !l.observed.IsZero() {
+		rule = fmt.Sprintf("the remote has not answered for %s (%s); it last said %s %s ago", since(l.observed, now), l.lastErr,
+			stateLabelOf(l.said), since(l.observed, now))
+	}
+	var end *remoteEnd
+	if (l.following || l.runCancel != nil) && !l.sending && l.failures >= remoteDownCalls && now.Sub(l.silentSince) >= remoteDownAfter {
+		end = &remoteEnd{state: ledger.StateFailed, note: "the remote stopped answering: " + l.lastErr, art: ledger.Artifact{Text: l.lastErr, Source: ledger.SourceError}}
+		l.following = false
+		l.failedLast = true
+	}
+	d.remotePublishLocked(m, Reading{State: StateUnknown, Authority: AuthorityRemote, Rule: rule, AtMs: now.UnixMilli()}, end)
+}
+
+func since(t, now time.Time) string { return now.Sub(t).Round(100 * time.Millisecond).String() }
+
+func stateLabelOf(r Reading) string {
+	if r.State == "" {
+		return "nothing"
+	}
+	if r.BlockedOn != "" {
+		return r.State + ":" + r.BlockedOn
+	}
+	return r.State
+}
+
+// remoteErrText is the error as the roster shows it: the remote package's sentence, which names
+// the token variable on an auth failure and never carries the token.
+func remoteErrText(name string, err error) string {
+	var ae *remote.AuthError
+	if errors.As(err, &ae) {
+		return ae.Error()
+	}
+	return err.Error()
+}
+
+// pollRemoteTask reads the open A2A task once. changed: its state moved; ok: the remote answered.
+func (d *daemon) pollRemoteTask(m *member, tid string) (changed, ok bool) {
+	l := m.remote
+	obs, err := l.conn.Get(l.callCtx(), tid)
+	if l.ctx.Err() != nil {
+		return false, false
+	}
+	now := time.Now()
+	d.bus.mu.Lock()
+	defer d.bus.mu.Unlock()
+	if !l.following || l.remoteTask != tid {
+		return true, true // a newer prompt or a cancel took over meanwhile
+	}
+	if errors.Is(err, remote.ErrTaskNotFound) {
+		l.answeredLocked(now)
+		l.following, l.failedLast = false, true
+		note := fmt.Sprintf("the remote no longer knows task %s (it restarted or forgot it)", tid)
+		d.remotePublishLocked(m, Reading{State: StateUnknown, Authority: AuthorityRemote, Rule: note, AtMs: now.UnixMilli()},
+			&remoteEnd{state: ledger.StateFailed, note: note, art: ledger.Artifact{Text: note, Source: ledger.SourceError}})
+		return true, true
+	}
+	if err != nil {
+		d.remoteFailedLocked(m, err, now)
+		return false, false
+	}
+	l.answeredLocked(now)
+	before := l.remoteState
+	d.applyObservationLocked(m, obs, now)
+	return obs.RemoteState != before, true
+}
+
+// remoteEnd is how a remote member's open task ends in the ledger.
+type remoteEnd struct {
+	state string // done | failed | canceled
+	note  string
+	art   ledger.Artifact
+}
+
+// applyObservationLocked publishes what the remote said about its task. The caller holds the
+// state lock.
+func (d *daemon) applyObservationLocked(m *member, obs remote.Observation, now time.Time) {
+	l := m.remote
+	if obs.TaskID != "" {
+		l.remoteTask = obs.TaskID
+	}
+	if obs.ContextID != "" {
+		l.remoteCtx = obs.ContextID
+	}
+	l.remoteState = obs.RemoteState
+	r := Reading{State: obs.State, BlockedOn: obs.BlockedOn, Authority: AuthorityRemote, AtMs: now.UnixMilli(),
+		Rule: fmt.Sprintf("the remote said %s", orWord(obs.RemoteState, obs.State))}
+	if obs.TaskID != "" {
+		r.Rule += " (task " + obs.TaskID + ")"
+	}
+	if r.State == "" {
+		r.State = StateWorking
+	}
+	var end *remoteEnd
+	switch {
+	case obs.Terminal:
+		l.following = false
+		l.lastOutput = obs.Output
+		l.failedLast = obs.Failed
+		r.State, r.BlockedOn = StateDone, ""
+		end = &remoteEnd{state: ledger.StateDone, note: "the remote task " + orWord(obs.RemoteState, "completed"),
+			art: ledger.Artifact{Text: obs.Output, Source: ledger.SourceRemote}}
+		switch {
+		case obs.Failed:
+			end.state = ledger.StateFailed
+			msg := orWord(obs.Message, obs.Output)
+			end.note = "the remote task " + orWord(obs.RemoteState, "failed") + ": " + clip(msg, 200)
+			end.art = ledger.Artifact{Text: msg, Source: ledger.SourceError}
+		case obs.Canceled:
+			end.state = ledger.StateCanceled
+		}
+	case obs.State == StateBlocked:
+		l.lastOutput = orWord(obs.Message, obs.Output)
+	}
+	l.said = r
+	d.remotePublishLocked(m, r, end)
+}
+
+func orWord(s, alt string) string {
+	if strings.TrimSpace(s) == "" {
+		return alt
+	}
+	return s
+}
+
+// remotePublishLocked sets a remote member's reading, records the change against its open task
+// and, with end, closes that task; then publishes the event. The caller holds the state lock.
+func (d *daemon) remotePublishLocked(m *member, r Reading, end *remoteEnd) {
+	if m.removed {
+		return
+	}
+	prev := m.reading
+	ch := changed(prev, r)
+	m.reading = r
+	t := m.task
+	if !ch && (end == nil || t == nil) {
+		return
+	}
+	ev := Event{Type: EventState, Name: m.name, State: r.State, BlockedOn: r.BlockedOn, Authority: r.Authority, Prev: prev.State, AtMs: r.AtMs}
+	if t != nil {
+		ev.Task = t.id
+		if r.State == StateWorking || r.State == StateBlocked {
+			t.sawActive = true
+		}
+	}
+	if ch && d.tasks != nil {
+		d.lw.record(ledgerOp{member: m.name, tr: ledger.Transition{At: time.UnixMilli(r.AtMs), State: r.State, Kind: r.BlockedOn, Authority: r.Authority}})
+	}
+	if end != nil && t != nil && t.id != "" {
+		m.task = nil
+		m.lastClosed = &closedTask{id: t.id, hook: true}
+		ev.TaskEnded, ev.TaskState = true, end.state
+		if d.tasks != nil {
+			id, e := t.id, *end
+			tr := ledger.Transition{At: time.UnixMilli(r.AtMs), State: e.state, Authority: AuthorityRemote, Note: e.note}
+			if e.state == ledger.StateDone {
+				tr.State = r.State
+			}
+			d.lw.post(m.name, func() {
+				if err := d.tasks.CloseTask(id, tr, e.art); err != nil {
+					d.logger.Printf("ledger: close %s: %v", id, err)
+				}
+			})
+		}
+	}
+	d.bus.emitLocked(ev)
+}
+
+// ---- prompt ----
+
+// promptRemote sends a prompt to a remote member: the task is minted first (as for a local
+// member), then message/send (A2A) or the POST (run, on its own goroutine).
+func (d *daemon) promptRemote(m *member, p PromptParams, cur Reading) (string, error) {
+	l := m.remote
+	if p.Token != "" {
+		l.conn.SetToken(p.Token)
+		d.bus.mu.Lock()
+		l.hasToken = true
+		d.bus.mu.Unlock()
+	}
+	d.bus.mu.Lock()
+	busy := l.runCancel != nil
+	resume := ""
+	if cur.State == StateBlocked && l.following {
+		resume = l.remoteTask
+	}
+	d.bus.mu.Unlock()
+	if busy {
+		return "", exitcode.New(exitcode.Usage, "%s is still answering the previous prompt (a /run call in flight): wait for it (`mosh wait %s`) or cancel it (`mosh herd kill %s`)", m.name, m.name, m.name)
+	}
+	task, err := d.submitPrompt(m, p.Text, cur, p.Answer)
+	if err != nil {
+		return "", err
+	}
+	now := time.Now()
+	d.bus.mu.Lock()
+	if m.task != nil && m.task.id == task {
+		m.task.typed = true
+	}
+	l.failedLast = false
+	l.sending = l.kind != remote.KindRun
+	d.remotePublishLocked(m, Reading{State: StateWorking, Authority: AuthorityRemote, AtMs: now.UnixMilli(),
+		Rule: "prompt sent to " + l.host + "; waiting for its answer"}, nil)
+	d.bus.mu.Unlock()
+
+	if l.kind == remote.KindRun {
+		ctx, cancel := context.WithCancel(l.ctx)
+		d.bus.mu.Lock()
+		l.runCancel = cancel
+		d.bus.mu.Unlock()
+		go d.runCall(m, ctx, cancel, p.Text)
+		return task, nil
+	}
+	obs, err := l.conn.Send(l.callCtx(), p.Text, resume)
+	now = time.Now()
+	d.bus.mu.Lock()
+	defer d.bus.mu.Unlock()
+	l.sending = false
+	if err != nil {
+		d.remoteSendFailedLocked(m, err, now)
+		return task, remoteCallErr(m.name, err)
+	}
+	l.answeredLocked(now)
+	l.following = !obs.Terminal
+	if resume != "" && obs.State == StateBlocked {
+		// The answer to input-required comes back with the task as it was when the answer
+		// arrived: the next tasks/get says whether the remote asks again.
+		obs.State, obs.BlockedOn, obs.RemoteState = StateWorking, "", "working"
+	}
+	if d.tasks != nil && obs.TaskID != "" {
+		id := task
+		d.lw.post(m.name, func() {
+			if err := d.tasks.LinkRemote(id, obs.TaskID, obs.ContextID); err != nil {
+				d.logger.Printf("ledger: link %s to %s: %v", id, obs.TaskID, err)
+			}
+		})
+	}
+	d.applyObservationLocked(m, obs, now)
+	if l.following {
+		select {
+		case l.poke <- struct{}{}:
+		default:
+		}
+	}
+	return task, nil
+}
+
+// remoteSendFailedLocked ends the task of a prompt the remote did not take.
+func (d *daemon) remoteSendFailedLocked(m *member, err error, now time.Time) {
+	l := m.remote
+	l.following, l.failedLast = false, true
+	text := remoteErrText(m.name, err)
+	l.lastErr = text
+	r := Reading{State: StateUnknown, Authority: AuthorityRemote, Rule: "the remote did not take the prompt: " + text, AtMs: now.UnixMilli()}
+	if remote.IsUnreachable(err) {
+		l.failures++
+	} else {
+		// It answered, badly: it is there, and idle as far as we know.
+		l.observed = now
+		r.State = StateIdle
+	}
+	d.remotePublishLocked(m, r, &remoteEnd{state: ledger.StateFailed, note: "the remote did not take the prompt: " + text,
+		art: ledger.Artifact{Text: text, Source: ledger.SourceError}})
+}
+
+// remoteCallErr gives a remote failure its exit code: auth and refused input are the caller's
+// to fix (1), an unreachable or misbehaving remote is infrastructure (5).
+func remoteCallErr(name string, err error) error {
+	var ae *remote.AuthError
+	if errors.As(err, &ae) {
+		return exitcode.New(exitcode.Usage, "%s", ae.Error())
+	}
+	if exitcode.Of(err) != exitcode.Script && exitcode.Of(err) != 0 {
+		return err
+	}
+	return exitcode.New(exitcode.Infra, "remote %s: %v", name, err)
+}
+
+// runCall is one POST to a run member, on its own goroutine.
+func (d *daemon) runCall(m *member, ctx context.Context, cancel context.CancelFunc, text string) {
+	defer cancel()
+	l := m.remote
+	obs, err := l.conn.Send(ctx, text, "")
+	now := time.Now()
+	d.bus.mu.Lock()
+	defer d.bus.mu.Unlock()
+	l.runCancel = nil
+	switch {
+	case err != nil && ctx.Err() != nil && l.ctx.Err() == nil:
+		// Canceled by kill: the task ends canceled, the endpoint is still there.
+		l.said = Reading{State: StateDone, Authority: AuthorityRemote}
+		d.remotePublishLocked(m, Reading{State: StateDone, Authority: AuthorityRemote, AtMs: now.UnixMilli(), Rule: "the /run call was canceled"},
+			&remoteEnd{state: ledger.StateCanceled, note: "canceled: the /run call was abandoned", art: ledger.Artifact{Text: "canceled", Source: ledger.SourceError}})
+	case l.ctx.Err() != nil:
+		// The member was removed or the daemon is stopping: forget/shutdown close the task.
+	case err != nil:
+		text := remoteErrText(m.name, err)
+		l.lastErr, l.failedLast = text, true
+		r := Reading{State: StateIdle, Authority: AuthorityRemote, AtMs: now.UnixMilli(), Rule: "the /run call failed: " + text}
+		if remote.IsUnreachable(err) {
+			r.State = StateUnknown
+			l.failures++
+		} else {
+			l.observed = now
+		}
+		l.said = Reading{}
+		d.remotePublishLocked(m, r, &remoteEnd{state: ledger.StateFailed, note: "the /run call failed: " + text, art: ledger.Artifact{Text: text, Source: ledger.SourceError}})
+	default:
+		l.answeredLocked(now)
+		d.applyObservationLocked(m, obs, now)
+	}
+}
+
+// cancelRemote cancels a remote member's open task (kill): tasks/cancel for A2A, abandoning the
+// POST for run. It returns the remote task id canceled ("" when nothing was open).
+func (d *daemon) cancelRemote(m *member) (string, error) {
+	l := m.remote
+	d.bus.mu.Lock()
+	following, tid, runCancel := l.following, l.remoteTask, l.runCancel
+	d.bus.mu.Unlock()
+	if runCancel != nil {
+		runCancel()
+		return "run", nil
+	}
+	if !following {
+		return "", nil
+	}
+	obs, err := l.conn.Cancel(l.callCtx(), tid)
+	now := time.Now()
+	d.bus.mu.Lock()
+	defer d.bus.mu.Unlock()
+	if !l.following || l.remoteTask != tid {
+		return tid, nil
+	}
+	switch {
+	case errors.Is(err, remote.ErrAlreadyFinished):
+		// It finished meanwhile: the next poll reads how.
+		select {
+		case l.poke <- struct{}{}:
+		default:
+		}
+		return "", nil
+	case err != nil:
+		return "", remoteCallErr(m.name, err)
+	}
+	l.answeredLocked(now)
+	if !obs.Terminal {
+		obs.Terminal, obs.Canceled, obs.RemoteState = true, true, "canceled"
+	}
+	d.applyObservationLocked(m, obs, now)
+	return tid, nil
+}
+
+// ---- read / explain / roster ----
+
+func (d *daemon) readRemote(m *member) ReadResult {
+	d.bus.mu.Lock()
+	defer d.bus.mu.Unlock()
+	return ReadResult{Name: m.name, State: m.reading.State, BlockedOn: m.reading.BlockedOn, Authority: m.reading.Authority,
+		Screen: m.remote.lastOutput, Title: m.remote.kind + " " + m.remote.url}
+}
+
+func (d *daemon) explainRemote(m *member, r *ExplainResult) {
+	l := m.remote
+	d.bus.mu.Lock()
+	defer d.bus.mu.Unlock()
+	r.State, r.BlockedOn, r.Authority = m.reading.State, m.reading.BlockedOn, m.reading.Authority
+	rd := m.reading
+	r.Runtime = &rd
+	r.Decided = rd.Rule
+	if !l.observed.IsZero() {
+		r.Decided += fmt.Sprintf(" — the remote last answered %s ago", since(l.observed, time.Now()))
+	}
+	r.Title = l.kind + " " + l.url
+	if l.lastOutput != "" {
+		lines := strings.Split(strings.TrimRight(l.lastOutput, "\n"), "\n")
+		if len(lines) > 12 {
+			lines = lines[len(lines)-12:]
+		}
+		r.Bottom = lines
+	}
+}
+
+// remoteInfoLocked is the remote part of a ps row. The caller holds the state lock.
+func (m *member) remoteInfoLocked(now time.Time) *RemoteInfo {
+	l := m.remote
+	ri := &RemoteInfo{Kind: l.kind, URL: l.url, Host: l.host, Endpoint: l.endpoint, TimeoutMs: l.defaultTimeout().Milliseconds(),
+		RemoteState: l.remoteState, RemoteTask: l.remoteTask, Token: l.hasToken, TokenVar: remote.TokenVar(m.name), Error: l.lastErr}
+	if l.kind == remote.KindRun {
+		ri.InputKey = l.inputKey
+		if ri.InputKey == "" {
+			ri.InputKey = remote.DefaultInputKey
+		}
+	}
+	if !l.observed.IsZero() {
+		ri.ObservedMs, ri.AgeMs = l.observed.UnixMilli(), now.Sub(l.observed).Milliseconds()
+	}
+	return ri
+}
+
+// ---- the remote.* methods ----
+
+func hRemoteAdd(ctx context.Context, sc *serverConn, params json.RawMessage) (any, error) {
+	var p RemoteAddParams
+	if err := decode(MethodRemoteAdd, params, &p); err != nil {
+		return nil, err
+	}
+	d := sc.d
+	if err := CheckName(p.Name); err != nil {
+		return nil, err
+	}
+	if p.TimeoutMs < 0 {
+		return nil, exitcode.New(exitcode.Usage, "--timeout must not be negative")
+	}
+	kind := p.Kind
+	if kind == "" {
+		kind = remote.KindA2A
+	}
+	d.mu.Lock()
+	_, taken := d.members[p.Name]
+	_, old := d.remembered[p.Name]
+	if taken || old || d.reserved[p.Name] {
+		d.mu.Unlock()
+		return nil, exitcode.New(exitcode.Usage, "a member named %s already exists: pick another name, or `mosh herd remote remove %s` / `mosh herd kill %s` first", p.Name, p.Name, p.Name)
+	}
+	d.reserved[p.Name] = true
+	d.mu.Unlock()
+	defer d.release(p.Name)
+
+	row := manifestRow{Name: p.Name, Kind: KindRemote, Engine: kind, Created: time.Now(), RemoteKind: kind, URL: p.URL, InputKey: p.InputKey, TimeoutMs: p.TimeoutMs}
+	m, err := d.newRemoteMember(row, p.Token)
+	if err != nil {
+		return nil, err
+	}
+	info, perr := m.remote.conn.Probe(ctx)
+	res := RemoteAddResult{Probe: RemotePing{Name: p.Name, OK: perr == nil, LatencyMs: info.LatencyMs, Endpoint: info.Endpoint, Agent: info.Name}}
+	if perr != nil {
+		res.Probe.Error = remoteErrText(p.Name, perr)
+		if !p.Force {
+			m.remote.cancel()
+			m.remote.conn.Close()
+			close(m.remote.done)
+			var ae *remote.AuthError
+			if errors.As(perr, &ae) {
+				return nil, exitcode.New(exitcode.Usage, "%s — nothing registered", ae.Error())
+			}
+			return nil, exitcode.New(exitcode.Infra, "remote %s: %s — nothing registered; check the URL, or pass --force to register it anyway", p.Name, res.Probe.Error)
+		}
+	} else {
+		now := time.Now()
+		m.remote.endpoint = info.Endpoint
+		m.remote.observed = now
+		m.reading = Reading{State: StateIdle, Authority: AuthorityRemote, AtMs: now.UnixMilli(), Rule: fmt.Sprintf("%s answered (%s); no task open", m.remote.host, ms(info.LatencyMs))}
+		res.Card = info.Card
+	}
+	var putErr error
+	d.lw.do(p.Name, func() {
+		putErr = d.manifest.Put(remoteRow(m))
+		if putErr == nil && d.tasks != nil {
+			if _, err := d.tasks.Reconcile(p.Name, time.Now(), "the name was registered again as a remote member"); err != nil {
+				d.logger.Printf("ledger: reconcile %s: %v", p.Name, err)
+			}
+		}
+	})
+	if putErr != nil {
+		m.remote.cancel()
+		m.remote.conn.Close()
+		close(m.remote.done)
+		return nil, exitcode.New(exitcode.Infra, "cannot record %s in the manifest: %v (see `mosh herd doctor`)", p.Name, putErr)
+	}
+	d.registerRemote(m)
+	d.logger.Printf("added remote %s (%s %s)", m.name, m.remote.kind, m.remote.url)
+	res.Member = *d.row(m)
+	return res, nil
+}
+
+// remoteByName returns the named member, which must be remote.
+func (d *daemon) remoteByName(name string) (*member, error) {
+	m, err := d.lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	if m.remote == nil {
+		return nil, exitcode.New(exitcode.Usage, "%s is a local member, not a remote one: see `mosh herd remote list`", name)
+	}
+	return m, nil
+}
+
+func hRemoteList(ctx context.Context, sc *serverConn, _ json.RawMessage) (any, error) {
+	out := []Member{}
+	for _, r := range sc.d.list() {
+		if r.Kind == KindRemote {
+			out = append(out, r)
+		}
+	}
+	return RemoteListResult{Members: out}, nil
+}
+
+func hRemoteRemove(ctx context.Context, sc *serverConn, params json.RawMessage) (any, error) {
+	var p RemoteNameParams
+	if err := decode(MethodRemoteRemove, params, &p); err != nil {
+		return nil, err
+	}
+	d := sc.d
+	m, err := d.remoteByName(p.Name)
+	if err != nil {
+		return nil, err
+	}
+	res := RemoteRemoveResult{Removed: m.name}
+	if tid, err := d.cancelRemote(m); err == nil {
+		res.Canceled = tid
+	} else {
+		d.logger.Printf("remote %s: cancel before remove: %v", m.name, err)
+	}
+	m.stopRemote()
+	d.forget(m.name)
+	d.logger.Printf("removed remote %s", m.name)
+	return res, nil
+}
+
+func hRemotePing(ctx context.Context, sc *serverConn, params json.RawMessage) (any, error) {
+	var p RemoteNameParams
+	if err := decode(MethodRemotePing, params, &p); err != nil {
+		return nil, err
+	}
+	m, err := sc.d.remoteByName(p.Name)
+	if err != nil {
+		return nil, err
+	}
+	l := m.remote
+	if p.Token != "" {
+		l.conn.SetToken(p.Token)
+	}
+	info, perr := l.conn.Probe(ctx)
+	now := time.Now()
+	res := RemotePing{Name: m.name, OK: perr == nil, LatencyMs: info.LatencyMs, Endpoint: info.Endpoint, Agent: info.Name}
+	sc.d.bus.mu.Lock()
+	if p.Token != "" {
+		l.hasToken = true
+	}
+	if perr != nil {
+		res.Error = remoteErrText(m.name, perr)
+		sc.d.remoteFailedLocked(m, perr, now)
+	} else {
+		l.answeredLocked(now)
+		if info.Endpoint != "" {
+			l.endpoint = info.Endpoint
+		}
+		if m.reading.State == StateUnknown && !l.following && l.runCancel == nil {
+			r := l.said
+			if r.State == "" {
+				r = Reading{State: StateIdle, Authority: AuthorityRemote}
+			}
+			r.AtMs, r.Rule = now.UnixMilli(), fmt.Sprintf("%s answered a ping (%s)", l.host, ms(info.LatencyMs))
+			sc.d.remotePublishLocked(m, r, nil)
+		}
+	}
+	sc.d.bus.mu.Unlock()
+	return res, nil
+}
+
+func hRemoteCard(ctx context.Context, sc *serverConn, params json.RawMessage) (any, error) {
+	var p RemoteNameParams
+	if err := decode(MethodRemoteCard, params, &p); err != nil {
+		return nil, err
+	}
+	m, err := sc.d.remoteByName(p.Name)
+	if err != nil {
+		return nil, err
+	}
+	if m.remote.kind != remote.KindA2A {
+		return nil, exitcode.New(exitcode.Usage, "%s is a /run endpoint: only A2A members publish a card", m.name)
+	}
+	if p.Token != "" {
+		m.remote.conn.SetToken(p.Token)
+	}
+	info, err := m.remote.conn.Probe(ctx)
+	if err != nil {
+		return nil, remoteCallErr(m.name, err)
+	}
+	return RemoteCardResult{Name: m.name, Card: info.Card}, nil
+}
+
+// reviveRemote puts a remote member from the manifest back on the roster after a daemon start.
+// Its token comes from the daemon's environment until a caller passes one. An A2A task that was
+// open when the daemon stopped is followed again; a /run call died with the daemon.
+func (d *daemon) reviveRemote(r manifestRow) {
+	m, err := d.newRemoteMember(r, os.Getenv(remote.TokenVar(r.Name)))
+	if err != nil {
+		d.logger.Printf("remote %s: cannot restore: %v (`mosh herd remote remove %s` forgets it)", r.Name, err, r.Name)
+		d.remembered[r.Name] = r
+		return
+	}
+	if d.tasks != nil {
+		if t, err := d.tasks.OpenTask(r.Name); err == nil && t.ID != "" {
+			if m.remote.kind == remote.KindA2A && t.RemoteTaskID != "" {
+				m.task = &openTask{id: t.ID, typed: true, sawActive: true}
+				m.remote.remoteTask, m.remote.remoteCtx, m.remote.following = t.RemoteTaskID, t.RemoteContextID, true
+				m.reading = Reading{State: StateWorking, Authority: AuthorityRemote, AtMs: time.Now().UnixMilli(),
+					Rule: "following task " + t.RemoteTaskID + " again after a daemon restart"}
+			} else if _, err := d.tasks.Reconcile(r.Name, time.Now(), "the herd daemon stopped while the remote call was in flight"); err != nil {
+				d.logger.Printf("ledger: reconcile %s: %v", r.Name, err)
+			}
+		}
+	}
+	d.registerRemote(m)
+}

@@ -1,0 +1,137 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/mosh-dev/mosh/a2a"
+	"github.com/mosh-dev/mosh/runtime/exitcode"
+)
+
+func (c *Conn) probeA2A(ctx context.Context) (Info, error) {
+	cl := c.a2aClient()
+	callCtx, cancel := context.WithTimeout(ctx, c.callTimeout)
+	defer cancel()
+	start := time.Now()
+	card, err := cl.Discover(callCtx)
+	if err != nil {
+		return Info{}, c.explain(ctx, callCtx, c.callTimeout, c.url, err)
+	}
+	if card.Name == "" && card.URL == "" {
+		// Any JSON object decodes as a card; one with neither a name nor a url is something else.
+		return Info{}, &ResponseError{Name: c.name, URL: c.url, Status: http.StatusOK,
+			Reason: "the agent card has neither a name nor a url", Snippet: snippetOf(cl.CardJSON()),
+			Hint: fmt.Sprintf("check that %s is an A2A agent's base URL (a POST /run endpoint needs --kind run)", c.url)}
+	}
+	return Info{Kind: KindA2A, URL: c.url, Endpoint: cl.Endpoint(), Name: card.Name, Description: card.Description,
+		Card: cl.CardJSON(), LatencyMs: latencyMs(start)}, nil
+}
+
+func (c *Conn) sendA2A(ctx context.Context, text, taskID string) (Observation, error) {
+	cl := c.a2aClient()
+	callCtx, cancel := context.WithTimeout(ctx, c.callTimeout)
+	defer cancel()
+	res, err := cl.SendMessage(callCtx, a2a.SendRequest{Text: text, TaskID: taskID})
+	if err != nil {
+		if taskID != "" && errors.Is(err, a2a.ErrTaskNotFound) {
+			return Observation{}, fmt.Errorf("remote %s: task %s is unknown to the agent (it may have restarted); send a new prompt: %w", c.name, taskID, ErrTaskNotFound)
+		}
+		return Observation{}, c.explain(ctx, callCtx, c.callTimeout, c.endpointOr(cl), err)
+	}
+	if res.Message != nil {
+		// Some agents answer at once with a message instead of a task: a finished turn.
+		return Observation{TaskID: res.Message.TaskID, ContextID: res.Message.ContextID,
+			RemoteState: string(a2a.StateCompleted), State: "done", Terminal: true, Output: partsText(res.Message.Parts)}, nil
+	}
+	return observe(res.Task), nil
+}
+
+func (c *Conn) getA2A(ctx context.Context, taskID string) (Observation, error) {
+	if taskID == "" {
+		return Observation{}, exitcode.New(exitcode.Usage, "remote %s: no task id given; pass the remote task id that Send returned", c.name)
+	}
+	cl := c.a2aClient()
+	callCtx, cancel := context.WithTimeout(ctx, c.callTimeout)
+	defer cancel()
+	t, err := cl.GetTask(callCtx, taskID, -1)
+	if err != nil {
+		if errors.Is(err, a2a.ErrTaskNotFound) {
+			return Observation{}, fmt.Errorf("remote %s: task %s is unknown to the agent (it may have expired or restarted): %w", c.name, taskID, ErrTaskNotFound)
+		}
+		return Observation{}, c.explain(ctx, callCtx, c.callTimeout, c.endpointOr(cl), err)
+	}
+	return observe(t), nil
+}
+
+func (c *Conn) cancelA2A(ctx context.Context, taskID string) (Observation, error) {
+	if taskID == "" {
+		return Observation{}, exitcode.New(exitcode.Usage, "remote %s: no task id given; pass the remote task id to cancel", c.name)
+	}
+	cl := c.a2aClient()
+	callCtx, cancel := context.WithTimeout(ctx, c.callTimeout)
+	defer cancel()
+	t, err := cl.CancelTask(callCtx, taskID)
+	if err != nil {
+		switch {
+		case errors.Is(err, a2a.ErrTaskNotCancelable):
+			return Observation{}, fmt.Errorf("remote %s: task %s has already finished, there is nothing to cancel: %w", c.name, taskID, ErrAlreadyFinished)
+		case errors.Is(err, a2a.ErrTaskNotFound):
+			return Observation{}, fmt.Errorf("remote %s: task %s is unknown to the agent (it may have expired or restarted): %w", c.name, taskID, ErrTaskNotFound)
+		}
+		return Observation{}, c.explain(ctx, callCtx, c.callTimeout, c.endpointOr(cl), err)
+	}
+	return observe(t), nil
+}
+
+func (c *Conn) endpointOr(cl *a2a.Client) string {
+	if e := cl.Endpoint(); e != "" {
+		return e
+	}
+	return c.url
+}
+
+// observe maps an A2A task onto herd's vocabulary.
+func observe(t *a2a.Task) Observation {
+	o := Observation{TaskID: t.ID, ContextID: t.ContextID, RemoteState: string(t.Status.State), Output: a2a.OutputText(t)}
+	if t.Status.Message != nil {
+		o.Message = partsText(t.Status.Message.Parts)
+	}
+	switch t.Status.State {
+	case a2a.StateInputRequired:
+		o.State, o.BlockedOn = "blocked", "question"
+	case a2a.StateAuthRequired:
+		o.State, o.BlockedOn = "blocked", "permission"
+	case a2a.StateCompleted:
+		o.State, o.Terminal = "done", true
+	case a2a.StateFailed, a2a.StateRejected:
+		o.State, o.Terminal, o.Failed = "done", true, true
+	case a2a.StateCanceled:
+		o.State, o.Terminal, o.Canceled = "done", true, true
+	default:
+		// submitted, working, unknown, or a word from a newer spec: the task is still open.
+		o.State = "working"
+	}
+	return o
+}
+
+func partsText(parts []a2a.Part) string {
+	var texts []string
+	for _, p := range parts {
+		if p.Kind == a2a.KindText && p.Text != "" {
+			texts = append(texts, p.Text)
+		}
+	}
+	return strings.Join(texts, "\n")
+}
+
+func snippetOf(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if len(s) > 80 {
+		s = s[:80]
+	}
+	return s
+}

@@ -1,0 +1,318 @@
+package herd
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mosh-dev/mosh/herd/remote/remotetest"
+	"github.com/mosh-dev/mosh/ledger"
+	"github.com/mosh-dev/mosh/runtime/exitcode"
+)
+
+// Remote members through the real daemon: the fakes in herd/remote/remotetest stand in for an
+// a2a-go agent, the ADK's A2A server and a /run endpoint.
+
+func (h *herdT) addRemote(name, url string, opts RemoteAddOptions) *RemoteAddResult {
+	h.t.Helper()
+	r, err := h.c.RemoteAdd(h.ctx, name, url, opts)
+	if err != nil {
+		h.t.Fatalf("remote add %s %s: %v", name, url, err)
+	}
+	return r
+}
+
+func (h *herdT) tasksOf(name string) []Task {
+	h.t.Helper()
+	ts, err := h.c.Tasks(h.ctx, TasksFilter{Member: name})
+	if err != nil {
+		h.t.Fatalf("tasks %s: %v", name, err)
+	}
+	return ts
+}
+
+func (h *herdT) task(id string) *Task {
+	h.t.Helper()
+	t, err := h.c.Task(h.ctx, id)
+	if err != nil {
+		h.t.Fatalf("task %s: %v", id, err)
+	}
+	return t
+}
+
+func TestRemoteA2APromptWaitReadTasks(t *testing.T) {
+	srv := remotetest.NewA2A(t, remotetest.Options{Delay: 300 * time.Millisecond})
+	h := newHerd(t)
+	add := h.addRemote("api", srv.URL, RemoteAddOptions{})
+	if !add.Probe.OK || len(add.Card) == 0 {
+		t.Fatalf("probe %+v, card %d bytes", add.Probe, len(add.Card))
+	}
+	m := h.member("api")
+	if m.Kind != KindRemote || m.Authority != AuthorityRemote || m.State != StateIdle || m.Remote == nil || m.Remote.Kind != "a2a" {
+		t.Fatalf("row %+v remote %+v", m, m.Remote)
+	}
+	if !strings.HasPrefix(srv.URL, "http://"+m.Remote.Host) || m.Cwd != "" || m.Remote.ObservedMs == 0 {
+		t.Fatalf("host %q url %q cwd %q observed %d", m.Remote.Host, srv.URL, m.Cwd, m.Remote.ObservedMs)
+	}
+
+	r, err := h.c.Prompt(h.ctx, "api", "port the auth routes", PromptOptions{Wait: true, Timeout: testTimeout})
+	if err != nil || r.Outcome != OutcomeMatched || r.State != StateDone || r.Task == "" {
+		t.Fatalf("prompt --wait: %+v %v", r, err)
+	}
+	if got := h.read("api"); got != "echo: port the auth routes" {
+		t.Fatalf("read = %q", got)
+	}
+	task := h.task(r.Task)
+	if task.Open || task.State != StateDone || task.RemoteTaskID == "" || task.Artifact == nil ||
+		task.Artifact.Text != "echo: port the auth routes" || task.Artifact.Source != ledger.SourceRemote {
+		t.Fatalf("task %+v artifact %+v", task, task.Artifact)
+	}
+	var sawWorking bool
+	for _, tr := range task.Transitions {
+		sawWorking = sawWorking || (tr.State == StateWorking && tr.Authority == AuthorityRemote)
+	}
+	if !sawWorking {
+		t.Fatalf("no working transition with authority remote: %+v", task.Transitions)
+	}
+	if got := srv.Prompts(); len(got) != 1 || got[0] != "port the auth routes" {
+		t.Fatalf("the remote was asked %q", got)
+	}
+	ex, err := h.c.Explain(h.ctx, "api")
+	if err != nil || ex.Authority != AuthorityRemote || !strings.Contains(ex.Decided, "completed") {
+		t.Fatalf("explain %+v %v", ex, err)
+	}
+	// Terminal verbs have nothing to act on, and say what to do instead.
+	_, err = h.c.SendKeys(h.ctx, "api", "Enter")
+	wantCode(t, err, exitcode.Usage)
+	if !strings.Contains(err.Error(), "mosh herd prompt api") {
+		t.Fatalf("send-keys error does not name the fix: %v", err)
+	}
+}
+
+func TestRemoteWaitAcrossLocalAndRemote(t *testing.T) {
+	srv := remotetest.NewA2A(t, remotetest.Options{Delay: 400 * time.Millisecond})
+	run := remotetest.NewRun(t, remotetest.Options{Delay: 200 * time.Millisecond})
+	h := newHerd(t)
+	h.addRemote("far", srv.URL, RemoteAddOptions{})
+	h.addRemote("fn", run.URL, RemoteAddOptions{Kind: "run"})
+	h.run("near", `printf 'ready\n'; read x; printf 'did %s\n' "$x"; exit 0`)
+	for _, n := range []string{"far", "fn", "near"} {
+		if _, err := h.c.Prompt(h.ctx, n, "summarise", PromptOptions{}); err != nil {
+			t.Fatalf("prompt %s: %v", n, err)
+		}
+	}
+	r, err := h.c.Wait(h.ctx, []string{"far", "fn", "near"}, WaitOptions{All: true, Timeout: testTimeout})
+	if err != nil || r.Outcome != OutcomeMatched {
+		t.Fatalf("wait --all: %+v %v", r, err)
+	}
+	if got := h.read("fn"); got != "echo: summarise" {
+		t.Fatalf("read fn = %q", got)
+	}
+	if ts := h.tasksOf("fn"); len(ts) != 1 || ts[0].State != StateDone || ts[0].Open {
+		t.Fatalf("fn tasks %+v", ts)
+	}
+}
+
+func TestRemoteADKCardAndStatusMessageOutput(t *testing.T) {
+	srv := remotetest.NewADK(t, remotetest.Options{Delay: 200 * time.Millisecond})
+	h := newHerd(t)
+	h.addRemote("adk", srv.URL, RemoteAddOptions{})
+	r, err := h.c.Prompt(h.ctx, "adk", "hello", PromptOptions{Wait: true, Timeout: testTimeout})
+	if err != nil || r.State != StateDone {
+		t.Fatalf("prompt: %+v %v", r, err)
+	}
+	if got := h.read("adk"); got != "echo: hello" {
+		t.Fatalf("read = %q (the ADK answers in status.message)", got)
+	}
+}
+
+func TestRemoteInputRequiredThenAnswer(t *testing.T) {
+	srv := remotetest.NewA2A(t, remotetest.Options{})
+	h := newHerd(t)
+	h.addRemote("ask", srv.URL, RemoteAddOptions{})
+	r, err := h.c.Prompt(h.ctx, "ask", "book a flight fake-ask", PromptOptions{Wait: true, Timeout: testTimeout})
+	if err != nil || r.State != StateBlocked {
+		t.Fatalf("prompt: %+v %v", r, err)
+	}
+	if m := h.member("ask"); m.BlockedOn != "question" {
+		t.Fatalf("blocked on %q", m.BlockedOn)
+	}
+	_, err = h.c.Prompt(h.ctx, "ask", "Paris", PromptOptions{})
+	wantCode(t, err, exitcode.Usage) // blocked: an answer must say so
+	a, err := h.c.Prompt(h.ctx, "ask", "Paris", PromptOptions{Answer: true, Wait: true, Timeout: testTimeout})
+	if err != nil || a.State != StateDone || a.Task != r.Task {
+		t.Fatalf("answer: %+v %v (first task %s)", a, err, r.Task)
+	}
+	task := h.task(r.Task)
+	if task.Open || task.State != StateDone {
+		t.Fatalf("task %+v", task)
+	}
+}
+
+func TestRemoteAddRefusesADownRemoteUnlessForced(t *testing.T) {
+	srv := remotetest.NewA2A(t, remotetest.Options{})
+	url := srv.URL
+	srv.Close()
+	h := newHerd(t)
+	_, err := h.c.RemoteAdd(h.ctx, "gone", url, RemoteAddOptions{})
+	wantCode(t, err, exitcode.Infra)
+	if !strings.Contains(err.Error(), "--force") {
+		t.Fatalf("error does not name --force: %v", err)
+	}
+	if ms, _ := h.c.List(h.ctx); len(ms) != 0 {
+		t.Fatalf("registered anyway: %+v", ms)
+	}
+	r := h.addRemote("gone", url, RemoteAddOptions{Force: true})
+	if r.Probe.OK || r.Member.State != StateUnknown {
+		t.Fatalf("forced add: %+v", r)
+	}
+}
+
+func TestRemoteDownMidTaskFailsTheTaskAndTheHerdRuns(t *testing.T) {
+	srv := remotetest.NewA2A(t, remotetest.Options{Delay: time.Minute})
+	h := newHerd(t)
+	h.addRemote("flaky", srv.URL, RemoteAddOptions{Timeout: 2 * time.Second})
+	p, err := h.c.Prompt(h.ctx, "flaky", "long job", PromptOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Close()
+	r, err := h.c.Wait(h.ctx, []string{"flaky"}, WaitOptions{Timeout: testTimeout})
+	wantCode(t, err, exitcode.Gone)
+	if r == nil || r.Outcome != OutcomeEnded || r.Results[0].State != StateUnknown {
+		t.Fatalf("wait: %+v", r)
+	}
+	task := h.task(p.Task)
+	if task.Open || task.State != ledger.StateFailed || task.Artifact == nil || task.Artifact.Source != ledger.SourceError {
+		t.Fatalf("task %+v artifact %+v", task, task.Artifact)
+	}
+	m := h.member("flaky")
+	if m.State != StateUnknown || m.Remote.Error == "" || m.Remote.ObservedMs == 0 {
+		t.Fatalf("member %+v remote %+v", m, m.Remote)
+	}
+	h.run("still", "printf 'ok\n'; exec sleep 30")
+	h.member("still")
+}
+
+func TestRemoteGarbageAnswerIsAClearError(t *testing.T) {
+	run := remotetest.NewRun(t, remotetest.Options{})
+	h := newHerd(t)
+	h.addRemote("junk", run.URL, RemoteAddOptions{Kind: "run"})
+	run.SetGarbage(true)
+	p, err := h.c.Prompt(h.ctx, "junk", "hi", PromptOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := h.c.Wait(h.ctx, []string{"junk"}, WaitOptions{Timeout: testTimeout})
+	wantCode(t, err, exitcode.Gone)
+	if r.Outcome != OutcomeEnded {
+		t.Fatalf("wait %+v", r)
+	}
+	task := h.task(p.Task)
+	if task.State != ledger.StateFailed || task.Artifact == nil || !strings.Contains(task.Artifact.Text, "HTML") {
+		t.Fatalf("task %+v artifact %+v", task, task.Artifact)
+	}
+}
+
+func TestRemoteKillCancelsButKeepsTheMember(t *testing.T) {
+	srv := remotetest.NewA2A(t, remotetest.Options{Delay: time.Minute})
+	run := remotetest.NewRun(t, remotetest.Options{Delay: time.Minute})
+	h := newHerd(t)
+	h.addRemote("slow", srv.URL, RemoteAddOptions{})
+	h.addRemote("slowfn", run.URL, RemoteAddOptions{Kind: "run"})
+	p1, err := h.c.Prompt(h.ctx, "slow", "take your time", PromptOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, err := h.c.Prompt(h.ctx, "slowfn", "take your time", PromptOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := h.c.Kill(h.ctx, []string{"slow", "slowfn"}, false)
+	if err != nil || len(k.Canceled) != 2 || len(k.Killed) != 0 {
+		t.Fatalf("kill: %+v %v", k, err)
+	}
+	h.wait("slow", StateDone)
+	h.wait("slowfn", StateDone)
+	for _, id := range []string{p1.Task, p2.Task} {
+		if task := h.task(id); task.Open || task.State != ledger.StateCanceled {
+			t.Fatalf("task %+v", task)
+		}
+	}
+	h.member("slow")
+	h.member("slowfn")
+	rm, err := h.c.RemoteRemove(h.ctx, "slow")
+	if err != nil || rm.Removed != "slow" {
+		t.Fatalf("remove: %+v %v", rm, err)
+	}
+	if ms, _ := h.c.RemoteList(h.ctx); len(ms) != 1 || ms[0].Name != "slowfn" {
+		t.Fatalf("remote list after remove: %+v", ms)
+	}
+	// Its history stays in the ledger.
+	if ts := h.tasksOf("slow"); len(ts) != 1 {
+		t.Fatalf("tasks of a removed remote: %+v", ts)
+	}
+}
+
+func TestRemoteTokenStaysInMemory(t *testing.T) {
+	const secret = "s3cret-token-value"
+	srv := remotetest.NewA2A(t, remotetest.Options{Token: secret})
+	h := newHerd(t)
+	_, err := h.c.RemoteAdd(h.ctx, "priv-1", srv.URL, RemoteAddOptions{})
+	wantCode(t, err, exitcode.Usage)
+	if !strings.Contains(err.Error(), "MOSH_REMOTE_PRIV_1_TOKEN") {
+		t.Fatalf("auth error does not name the variable: %v", err)
+	}
+	h.addRemote("priv-1", srv.URL, RemoteAddOptions{Token: secret})
+	r, err := h.c.Prompt(h.ctx, "priv-1", "hi", PromptOptions{Wait: true, Timeout: testTimeout})
+	if err != nil || r.State != StateDone {
+		t.Fatalf("prompt: %+v %v", r, err)
+	}
+	m := h.member("priv-1")
+	if !m.Remote.Token || m.Remote.TokenVar != "MOSH_REMOTE_PRIV_1_TOKEN" {
+		t.Fatalf("remote %+v", m.Remote)
+	}
+	stopDaemon(h.home)
+	err = filepath.Walk(h.home, func(p string, fi os.FileInfo, err error) error {
+		if err != nil || fi.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err == nil && strings.Contains(string(b), secret) {
+			t.Errorf("%s holds the token", p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRemoteMembersSurviveADaemonRestart(t *testing.T) {
+	srv := remotetest.NewA2A(t, remotetest.Options{Delay: 1500 * time.Millisecond})
+	h := newHerd(t)
+	h.addRemote("keep", srv.URL, RemoteAddOptions{Timeout: 5 * time.Second})
+	p, err := h.c.Prompt(h.ctx, "keep", "survive this", PromptOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopDaemon(h.home)
+	h.c.Close()
+	c, err := Connect(h.ctx, ConnectOptions{Home: h.home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.c = c
+	m := h.member("keep")
+	if m.Kind != KindRemote || m.Remote == nil || m.Remote.URL != srv.URL {
+		t.Fatalf("after restart: %+v", m)
+	}
+	// The open task is followed again and ends with the remote's answer.
+	h.wait("keep", StateDone)
+	task := h.task(p.Task)
+	if task.Open || task.State != StateDone || task.Artifact == nil || task.Artifact.Text != "echo: survive this" {
+		t.Fatalf("task after restart %+v %+v", task, task.Artifact)
+	}
+}
