@@ -21,7 +21,7 @@ func capabilitiesOff() AgentCapabilities {
 func securityFragment() (map[string]SecurityScheme, []map[string][]string) {
 	return map[string]SecurityScheme{
 			"bearer": {Type: "http", Scheme: "bearer",
-				Description: "the herd token (mosh herd token) or a short-lived credential from POST /auth"},
+				Description: "the herd token (mosh herd token --show prints it) or a short-lived credential from POST /auth"},
 		},
 		[]map[string][]string{{"bearer": {}}}
 }
