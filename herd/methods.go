@@ -349,6 +349,9 @@ func hPrompt(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 		if kind == "" {
 			kind = "blocked"
 		}
+		if m.remote != nil {
+			return nil, exitcode.New(exitcode.Usage, "%s is blocked (%s: the remote asks for input) — see its question with `mosh herd read %s`, answer with `mosh herd prompt %s TEXT --answer`", m.name, kind, m.name, m.name)
+		}
 		return nil, exitcode.New(exitcode.Usage, "%s is blocked (%s) — answer with `mosh herd send-keys %s 1` or pass --answer", m.name, kind, m.name)
 	}
 	if p.Wait {

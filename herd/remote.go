@@ -155,7 +155,13 @@ func (d *daemon) followRemote(m *member) {
 	defer close(l.done)
 	interval := remotePollMin
 	retry := remoteRetryMin
-	timer := time.NewTimer(0)
+	first := time.Duration(0)
+	d.bus.mu.Lock()
+	if !l.observed.IsZero() && !l.following {
+		first = remoteProbeEvery // `remote add` just probed it
+	}
+	d.bus.mu.Unlock()
+	timer := time.NewTimer(first)
 	defer timer.Stop()
 	for {
 		select {
