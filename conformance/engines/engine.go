@@ -1,24 +1,25 @@
 // Package engines holds mosh's herd against the real coding-agent CLIs — Claude Code, Codex,
 // OpenCode and pi — run offline against the scripted fake model API in ./fakeapi.
 //
-// Each engine runs in its own temporary HOME with the offline configuration recorded in
-// shared/facts/engines.md §8, under a pty of 120×40 whose bytes feed herd/screen; every settled
-// screen goes through herd/state's tracker, exactly as the herd daemon reads a member. A script
-// of keystrokes (a plain answer, a slow answer, a permission approved and denied, a question,
-// an Esc mid-turn, an API error) is played, and at each step the expected state is compared with
-// what the herd reads. The tests are gated by MOSH_ENGINES; see engines_test.go and README.md.
+// Each engine runs as a member of a real herd: the mosh binary built from ./cmd/mosh, a daemon
+// of its own in a temporary MOSH_HOME, a temporary HOME holding the engine's offline
+// configuration (shared/facts/engines.md §8) and the hooks `mosh herd hooks install ENGINE`
+// wrote there, exactly as a user would. A script of prompts and keys (a plain answer, a slow
+// answer, a permission approved and denied, a question, an Esc mid-turn, an API error) is played
+// through the daemon, and at each step the expected state, sub-kind and authority are compared
+// with what the daemon reports. Over the whole run the daemon's readings are recorded (event
+// stream and sampled explain) to measure how many carry authority hook and how long a state
+// stays stale once the engine is at rest. The tests are gated by MOSH_ENGINES; see
+// engines_test.go and README.md.
 package engines
 
 import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/mosh-dev/mosh/herd/state"
 )
 
 // Engine describes how to install, configure, launch and drive one real CLI.
@@ -38,8 +39,8 @@ type Engine struct {
 	// FirstTurnTimeout bounds the first answer (OpenCode prepares its runtime on first use).
 	FirstTurnTimeout time.Duration
 
-	// Keys. Text is typed, then Enter is sent as its own write. Each key sequence is a list of
-	// writes sent 300ms apart (OpenCode wants Esc twice to interrupt).
+	// Keys, as send-keys names. Each sequence is a list of send-keys calls 300ms apart
+	// (OpenCode wants Esc twice to interrupt). Prompts go through the daemon's prompt.
 	Approve, Deny, Interrupt, Answer []string
 
 	// HasPermissionPrompt: the engine asks before running the shell tool (pi has no
@@ -53,6 +54,8 @@ type Engine struct {
 	Logs []string
 	// Expect overrides the script's expected readings for some steps (see DefaultExpect).
 	Expect map[string][]string
+	// ExpectAuth overrides the expected authorities (see DefaultAuthority).
+	ExpectAuth map[string][]string
 }
 
 // DefaultExpect is what the herd should read after each step, unless an engine overrides it.
@@ -73,8 +76,39 @@ var DefaultExpect = map[string][]string{
 	"question-answered": {"done"},
 	"esc-working":       {"working"},
 	"esc-interrupted":   {"idle"},
+	"esc-early":         {"idle"},
 	// Claude's StopFailure hook says done; the turn is over either way.
 	"api-error": {"done"},
+}
+
+// DefaultAuthority is which authority should decide each step's reading. The hooks
+// decide every step at which the engine fires one; the screen decides where it fires none: at
+// start-up (SessionStart is not mapped) and after a denial or an Esc (Claude and Codex fire
+// nothing there, facts §2.4 and §3).
+var DefaultAuthority = map[string][]string{
+	"startup":           {"screen"},
+	"plain":             {"hook"},
+	"slow-working":      {"hook"},
+	"slow-done":         {"hook"},
+	"perm-asked":        {"hook"},
+	"perm-approved":     {"hook"},
+	"perm-asked-again":  {"hook"},
+	"perm-denied":       {"screen"},
+	"tool-no-prompt":    {"hook"},
+	"question-asked":    {"hook"},
+	"question-answered": {"hook"},
+	"esc-working":       {"hook"},
+	"esc-interrupted":   {"screen"},
+	"esc-early":         {"screen"},
+	"api-error":         {"hook"},
+}
+
+// ExpectedAuthority returns the accepted authorities for a step on this engine.
+func (e *Engine) ExpectedAuthority(step string) []string {
+	if x, ok := e.ExpectAuth[step]; ok {
+		return x
+	}
+	return DefaultAuthority[step]
 }
 
 // Expected returns the accepted readings for a step on this engine.
@@ -93,9 +127,10 @@ type SetupEnv struct {
 	Cache string
 }
 
+// Key names as `mosh herd send-keys` takes them.
 const (
-	keyEnter = "\r"
-	keyEsc   = "\x1b"
+	keyEnter = "Enter"
+	keyEsc   = "Escape"
 )
 
 func keys(k ...string) []string { return k }
@@ -227,15 +262,17 @@ enabled = false
 		if err := writeFile(filepath.Join(env.Home, ".codex", "config.toml"), cfg); err != nil {
 			return nil, nil, err
 		}
-		// --no-daemon: the shared app-server daemon would outlive the test and run hooks with
-		// another session's environment (§3).
-		return []string{"--no-daemon"}, []string{"MOSH_FAKE_API_KEY=" + fakeKey}, nil
+		// No --no-daemon here: the engines table's launchArgs add it to every Codex member
+		// (the shared app-server daemon would run hooks with another session's environment, §3).
+		return nil, []string{"MOSH_FAKE_API_KEY=" + fakeKey}, nil
 	},
 	Ready:        func(s string) bool { return strings.Contains(s, "? for shortcuts") },
 	StartTimeout: 60 * time.Second, FirstTurnTimeout: 60 * time.Second,
 	Approve: keys(keyEnter), Deny: keys(keyEsc), Interrupt: keys(keyEsc), Answer: keys(keyEnter),
 	HasPermissionPrompt: true,
 	Logs:                []string{".codex/log"},
+	// Codex fires no Stop after an API error (observed with 0.171.0): the screen ends the turn.
+	ExpectAuth: map[string][]string{"api-error": {"screen"}},
 }
 
 var opencode = &Engine{
@@ -277,7 +314,11 @@ var opencode = &Engine{
 	HasPermissionPrompt: true,
 	Logs:                []string{".local/share/opencode/log"},
 	// A rejection or an Esc ends the session's run: session.idle, which the plugin maps to done.
-	Expect: map[string][]string{"perm-denied": {"idle", "done"}, "esc-interrupted": {"idle", "done"}, "api-error": {"done", "idle"}},
+	Expect: map[string][]string{"perm-denied": {"idle", "done"}, "esc-interrupted": {"idle", "done"}, "esc-early": {"idle", "done"},
+		"api-error": {"done", "idle"}},
+	// session.idle fires after a rejection or an abort, so the hook may decide there too.
+	ExpectAuth: map[string][]string{"perm-denied": {"hook", "screen"}, "esc-interrupted": {"hook", "screen"}, "esc-early": {"hook", "screen"},
+		"api-error": {"hook", "screen"}},
 }
 
 var pi = &Engine{
@@ -296,23 +337,9 @@ var pi = &Engine{
 	StartTimeout: 60 * time.Second, FirstTurnTimeout: 60 * time.Second,
 	Approve: keys(keyEnter), Deny: keys(keyEsc), Interrupt: keys(keyEsc), Answer: keys(keyEnter),
 	// agent_end fires on an abort too (facts §5) and says done; the screen says "Operation aborted".
-	Expect: map[string][]string{"esc-interrupted": {"idle", "done"}, "api-error": {"done", "idle"}},
-}
-
-// launchEnv is the whole environment of an engine: nothing leaks in from the caller's except
-// PATH (node, sh), so a developer's own keys, tmux or XDG dirs never reach the run.
-func launchEnv(home string, extra []string) []string {
-	env := []string{
-		"HOME=" + home,
-		"PATH=" + os.Getenv("PATH"),
-		"TERM=xterm-256color",
-		"COLORTERM=truecolor",
-		"LANG=C.UTF-8",
-		"SHELL=/bin/sh",
-		"USER=" + orDefault(os.Getenv("USER"), "root"),
-		"TMPDIR=" + filepath.Join(home, "tmp"),
-	}
-	return append(env, extra...)
+	Expect: map[string][]string{"esc-interrupted": {"idle", "done"}, "esc-early": {"idle", "done"}, "api-error": {"done", "idle"}},
+	// agent_end fires on an abort too, so the hook may decide there.
+	ExpectAuth: map[string][]string{"esc-interrupted": {"hook", "screen"}, "esc-early": {"hook", "screen"}, "api-error": {"hook", "screen"}},
 }
 
 func orDefault(s, def string) string {
@@ -320,31 +347,4 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
-}
-
-// command builds the exec.Cmd for an engine in its prepared home. hooks, when not nil, is the
-// engine table's hook spec: the harness's capture hooks are installed for it, reporting into
-// hookDir.
-func (e *Engine) command(bin string, env SetupEnv, hooks *state.HookSpec, hookDir string) (*exec.Cmd, error) {
-	for _, d := range []string{env.Home, env.Project, filepath.Join(env.Home, "tmp")} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return nil, err
-		}
-	}
-	args, extra, err := e.Setup(env)
-	if err != nil {
-		return nil, fmt.Errorf("%s: writing its offline configuration: %w", e.Name, err)
-	}
-	if hooks != nil {
-		hookArgs, err := installHooks(e, hooks, env)
-		if err != nil {
-			return nil, fmt.Errorf("%s: installing the harness hooks: %w", e.Name, err)
-		}
-		args = append(args, hookArgs...)
-		extra = append(extra, hookDirEnv+"="+hookDir)
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = env.Project
-	cmd.Env = launchEnv(env.Home, extra)
-	return cmd, nil
 }

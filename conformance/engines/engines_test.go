@@ -7,20 +7,19 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/mosh-dev/mosh/herd/state"
 )
 
 // TestEngines plays the script against the real engines named in MOSH_ENGINES
-// ("claude,codex", or "all"). Without it the test skips; an engine it names that is not
-// installed fails the test with the install command. Other knobs:
+// ("claude,codex", or "all"), each as a member of its own herd (see Runner). Without it the test
+// skips; an engine it names that is not installed fails the test with the install command.
+// Other knobs:
 //
-//	MOSH_ENGINES_OUT=DIR            where screens, raw pty bytes and API logs go (default: a new temp dir)
+//	MOSH_ENGINES_OUT=DIR            where screens, raw output, API, hook and daemon logs go (default: a new temp dir)
 //	MOSH_ENGINES_WRITE_SCREENS=1    also refresh the committed fixtures in ./screens
 //	MOSH_ENGINES_REPORT_ONLY=1      print the tables but do not fail on a wrong reading
-//	MOSH_ENGINES_SERIAL=1           run engines one after another instead of in parallel
-//	MOSH_ENGINES_HOOKS=0            screen only: do not install the capture hooks (hooks.go)
+//	MOSH_ENGINES_PARALLEL=1         run the engines at once instead of one after another
 //	MOSH_ENGINES_CACHE=DIR          where install.sh put the engines
+//	MOSH_ENGINES_MOSH=PATH          use this mosh binary instead of building ./cmd/mosh
 func TestEngines(t *testing.T) {
 	spec := strings.TrimSpace(os.Getenv("MOSH_ENGINES"))
 	if spec == "" {
@@ -46,7 +45,17 @@ func TestEngines(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Logf("screens, raw output and API logs go to %s", out)
+	t.Logf("screens, raw output, API, hook and daemon logs go to %s", out)
+	mosh := os.Getenv("MOSH_ENGINES_MOSH")
+	if mosh == "" {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		var err error
+		mosh, err = BuildMosh(ctx, t.TempDir())
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 	fixtures := ""
 	if os.Getenv("MOSH_ENGINES_WRITE_SCREENS") == "1" {
 		fixtures = "screens"
@@ -55,11 +64,9 @@ func TestEngines(t *testing.T) {
 		}
 	}
 	reportOnly := os.Getenv("MOSH_ENGINES_REPORT_ONLY") == "1"
-	// The embedded engine table only: a developer's rules.json must not change the verdict.
-	table := state.Load("")
 	for _, e := range engines {
 		t.Run(e.Name, func(t *testing.T) {
-			if os.Getenv("MOSH_ENGINES_SERIAL") != "1" {
+			if os.Getenv("MOSH_ENGINES_PARALLEL") == "1" {
 				t.Parallel()
 			}
 			bin, err := e.BinaryPath(cache)
@@ -68,8 +75,7 @@ func TestEngines(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 			defer cancel()
-			rn := &Runner{Engine: e, Bin: bin, WorkDir: t.TempDir(), OutDir: filepath.Join(out, e.Name),
-				FixtureDir: fixtures, Table: table, Logf: t.Logf, Hooks: os.Getenv("MOSH_ENGINES_HOOKS") != "0"}
+			rn := &Runner{Engine: e, Bin: bin, Mosh: mosh, OutDir: filepath.Join(out, e.Name), FixtureDir: fixtures, Logf: t.Logf}
 			rep := rn.Run(ctx)
 			t.Log("\n" + rep.Table())
 			if rep.Err != nil {
@@ -80,9 +86,17 @@ func TestEngines(t *testing.T) {
 				if res.Skipped != "" || res.OK || reportOnly {
 					continue
 				}
-				t.Errorf("%s step %s: expected %s, the herd read %s (authority %s, rule %q, evidence %q); screen:\n%s",
-					e.Name, res.Step, strings.Join(res.Expect, "|"), res.Observed, res.Authority, res.Rule, res.Evidence, res.Snap.Text())
+				t.Errorf("%s step %s: expected %s by %s, the daemon read %s by %s (screen alone %s by rule %q, evidence %q; last hook report %s)%s; screen:\n%s",
+					e.Name, res.Step, strings.Join(res.Expect, "|"), strings.Join(res.ExpectAuth, "|"), res.Observed, res.Authority,
+					res.Screen, res.Rule, res.Evidence, orDefault(res.Hook, "none"), noteSuffix(res.Note), res.Snap.Text())
 			}
 		})
 	}
+}
+
+func noteSuffix(n string) string {
+	if n == "" {
+		return ""
+	}
+	return " — " + n
 }

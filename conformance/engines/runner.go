@@ -2,6 +2,7 @@ package engines
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http/httptest"
@@ -12,25 +13,40 @@ import (
 	"time"
 
 	"github.com/mosh-dev/mosh/conformance/engines/fakeapi"
+	"github.com/mosh-dev/mosh/herd"
 	"github.com/mosh-dev/mosh/herd/screen"
-	"github.com/mosh-dev/mosh/herd/state"
+	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
-// Result is one scripted step: what the herd should read and what it read.
+// Result is one scripted step: what the herd should read and what the daemon read.
 type Result struct {
-	Step      string
-	Expect    []string // accepted readings ("blocked:permission", "idle"); the first is the usual one
-	Observed  string   // the tracker's fused state, formatted like state.Format
-	Authority state.Authority
-	Screen    string // the screen-only reading
-	Rule      string // the screen rule that decided, "" if none matched
-	Evidence  string
-	Hooks     []HookEvent // hook reports that arrived since the previous step
-	OK        bool
-	Skipped   string // why the step does not apply to this engine
-	At        time.Duration
-	Snap      screen.Snapshot
+	Step       string
+	Expect     []string // accepted readings ("blocked:permission", "idle"); the first is the usual one
+	ExpectAuth []string // accepted authorities
+	Observed   string   // the daemon's fused state, "state[:kind]"
+	Authority  string
+	Screen     string // the screen classifier's own reading
+	Rule       string // the screen rule behind it
+	Evidence   string
+	Hook       string       // the last hook report: "Stop→done (live)"
+	Hooks      []HookReport // hook reports seen arriving since the previous step
+	OK         bool
+	Skipped    string // why the step does not apply to this engine
+	Note       string
+	At         time.Duration
+	Snap       screen.Snapshot
+	// Stale is, for a step whose ground truth is "the engine is at rest again", how long after
+	// the screen came to rest the daemon's reading entered Expect for good — until the next
+	// prompt (0: it was right all along). StaleNever: it was wrong when the next prompt came.
+	Stale    time.Duration
+	HasStale bool
+	// StaleFromEnd is the same measured from the turn's end itself (the fake API finished, or
+	// the key was sent): it adds the engine's own drawing and hook latency.
+	StaleFromEnd time.Duration
 }
+
+// StaleNever marks a reading that was still stale when the step was read.
+const StaleNever = time.Duration(-1)
 
 // Report is one engine's run.
 type Report struct {
@@ -39,21 +55,15 @@ type Report struct {
 	Startup, Total  time.Duration
 	Err             error // the script could not be driven to the end
 	OutDir          string
-	Hooks           bool // hooks were installed
-}
-
-// HookShare counts the steps whose reading carried authority hook.
-func (r *Report) HookShare() (hook, total int) {
-	for _, res := range r.Results {
-		if res.Skipped != "" {
-			continue
-		}
-		total++
-		if res.Authority == state.Hook {
-			hook++
-		}
-	}
-	return hook, total
+	MemberArgs      []string // what the daemon launched (engine launchArgs + ours)
+	HookStatus      string   // `mosh herd hooks status ENGINE` after the install
+	PS              string   // the member's row in `mosh ps --json` at the end
+	// Live is the share of readings with authority hook while hooks are live (see README);
+	// All is the same from the first prompt to the end, hookless windows included.
+	Live, All Share
+	// Hookless are the windows taken out of Live: a turn ended and the engine fired no hook
+	// until the next prompt.
+	Hookless []string
 }
 
 // Score counts correct steps among those that apply.
@@ -70,22 +80,78 @@ func (r *Report) Score() (ok, total int) {
 	return ok, total
 }
 
+// Staleness is the max and p50 of the stale times of the "at rest again" steps (measured from
+// when the screen came to rest, or fromEnd from the turn's end), and how many there were; never
+// is true when one was still stale when read.
+func (r *Report) Staleness(fromEnd bool) (maxD, p50 time.Duration, n int, never bool) {
+	var ds []time.Duration
+	for _, res := range r.Results {
+		if !res.HasStale {
+			continue
+		}
+		d := res.Stale
+		if fromEnd {
+			d = res.StaleFromEnd
+		}
+		if d == StaleNever {
+			never = true
+			continue
+		}
+		ds = append(ds, d)
+	}
+	if len(ds) > 0 {
+		maxD = slices.Max(ds)
+		p50 = durationPercentile(ds, 50)
+	}
+	return maxD, p50, len(ds), never
+}
+
+func fmtPct(p float64) string {
+	if p < 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f%%", p)
+}
+
+func fmtDur(d time.Duration) string {
+	if d == StaleNever {
+		return "never"
+	}
+	return d.Round(10 * time.Millisecond).String()
+}
+
 // Table renders the report for a terminal or a test log.
 func (r *Report) Table() string {
 	var b strings.Builder
 	ok, total := r.Score()
-	pct := 0.0
+	pc := 0.0
 	if total > 0 {
-		pct = 100 * float64(ok) / float64(total)
+		pc = 100 * float64(ok) / float64(total)
 	}
-	hooks := "hooks off"
-	if r.Hooks {
-		h, n := r.HookShare()
-		hooks = fmt.Sprintf("authority hook on %d/%d", h, n)
+	fmt.Fprintf(&b, "engine %s %s as a herd member (%s): %d/%d steps correct (%.0f%%), start-up %s, run %s\n", r.Engine, r.Version,
+		strings.Join(r.MemberArgs, " "), ok, total, pc, r.Startup.Round(100*time.Millisecond), r.Total.Round(100*time.Millisecond))
+	fmt.Fprintf(&b, "  hooks: `mosh herd hooks install %s` → status %s\n", r.Engine, r.HookStatus)
+	if r.PS != "" {
+		fmt.Fprintf(&b, "  mosh ps --json at the end: %s\n", r.PS)
 	}
-	fmt.Fprintf(&b, "engine %s %s: %d/%d correct (%.0f%%), %s, start-up %s, run %s\n", r.Engine, r.Version, ok, total, pct,
-		hooks, r.Startup.Round(100*time.Millisecond), r.Total.Round(100*time.Millisecond))
-	fmt.Fprintf(&b, "  %-2s %-18s %-20s %-20s %-7s %-20s %-28s %-34s %s\n", "", "step", "expected", "herd reads", "auth", "screen alone", "screen rule", "hooks since last step", "evidence")
+	fmt.Fprintf(&b, "  authority hook while hooks live: %s of %d readings, %s of %s  (from the first prompt to the end: %s of %d readings, %s of %s)\n",
+		fmtPct(r.Live.SamplePct()), r.Live.Samples, fmtPct(r.Live.TimePct()), r.Live.Time.Round(100*time.Millisecond),
+		fmtPct(r.All.SamplePct()), r.All.Samples, fmtPct(r.All.TimePct()), r.All.Time.Round(100*time.Millisecond))
+	if o := r.Live.Others(); o != "" {
+		fmt.Fprintf(&b, "  not hook while hooks live: %s\n", o)
+	}
+	if len(r.Hookless) > 0 {
+		fmt.Fprintf(&b, "  hookless windows left out (turn ended, no hook reported it until the next prompt): %s\n", strings.Join(r.Hookless, ", "))
+	}
+	mx, p50, n, never := r.Staleness(false)
+	emx, ep50, _, _ := r.Staleness(true)
+	nv := ""
+	if never {
+		nv = ", and one or more NEVER left the stale state"
+	}
+	fmt.Fprintf(&b, "  stale after the screen came to rest: max %s, p50 %s over %d steps%s  (from the turn's end: max %s, p50 %s)\n",
+		fmtDur(mx), fmtDur(p50), n, nv, fmtDur(emx), fmtDur(ep50))
+	fmt.Fprintf(&b, "  %-2s %-18s %-20s %-7s %-20s %-7s %-8s %-20s %-28s %-26s %-30s %s\n", "", "step", "expected", "auth", "herd reads", "auth", "stale", "screen alone", "screen rule", "last hook report", "hooks seen since last step", "evidence")
 	for _, res := range r.Results {
 		mark := "✗"
 		switch {
@@ -102,14 +168,22 @@ func (r *Report) Table() string {
 		for _, h := range res.Hooks {
 			evs = append(evs, h.Event)
 		}
-		fmt.Fprintf(&b, "  %-2s %-18s %-20s %-20s %-7s %-20s %-28s %-34s %s\n", mark, res.Step, strings.Join(res.Expect, "|"),
-			res.Observed, res.Authority, res.Screen, orDefault(res.Rule, "(none)"), orDefault(clip(strings.Join(evs, ","), 34), "-"), clip(res.Evidence, 40))
+		stale := "-"
+		if res.HasStale {
+			stale = fmtDur(res.Stale)
+		}
+		fmt.Fprintf(&b, "  %-2s %-18s %-20s %-7s %-20s %-7s %-8s %-20s %-28s %-26s %-30s %s\n", mark, res.Step, strings.Join(res.Expect, "|"),
+			strings.Join(res.ExpectAuth, "|"), res.Observed, res.Authority, stale, res.Screen, orDefault(res.Rule, "(none)"),
+			orDefault(clip(res.Hook, 26), "-"), orDefault(clip(strings.Join(evs, ","), 30), "-"), clip(res.Evidence, 40))
+		if res.Note != "" {
+			fmt.Fprintf(&b, "     note: %s\n", res.Note)
+		}
 	}
 	if r.Err != nil {
 		fmt.Fprintf(&b, "  script stopped: %v\n", r.Err)
 	}
 	if r.OutDir != "" {
-		fmt.Fprintf(&b, "  screens, raw output and API log: %s\n", r.OutDir)
+		fmt.Fprintf(&b, "  screens, raw output, API log, hook files and daemon log: %s\n", r.OutDir)
 	}
 	return b.String()
 }
@@ -122,43 +196,66 @@ func clip(s string, n int) string {
 	return s
 }
 
-// Runner plays the script against one engine.
+// Runner plays the script against one engine run as a herd member.
 type Runner struct {
 	Engine *Engine
-	Bin    string // the installed binary
-	// WorkDir holds the engine's private HOME and project (a fresh temp dir).
-	WorkDir string
-	// OutDir receives every captured screen, the raw pty bytes and the API log.
+	Bin    string // the installed engine binary
+	Mosh   string // the mosh binary built from ./cmd/mosh
+	// OutDir receives every captured screen, the raw output, the API log, the hook files and
+	// the daemon's log.
 	OutDir string
 	// FixtureDir, when set, receives compact screens named <engine>-<step>.txt for the steps
 	// in FixtureSteps.
 	FixtureDir string
-	Table      *state.Table
 	Logf       func(format string, args ...any)
 	// SlowFor is how long the slow answer streams (default 8s).
 	SlowFor time.Duration
-	// Hooks installs capture hooks for the events in the engine table's hook spec and feeds
-	// them to the tracker (see hooks.go).
-	Hooks bool
 }
 
 // FixtureSteps are the steps whose screens are worth keeping as classifier fixtures.
 var FixtureSteps = []string{"startup", "plain", "slow-working", "perm-asked", "perm-approved", "perm-denied",
 	"question-asked", "esc-working", "esc-interrupted", "api-error", "tool-no-prompt"}
 
+// turnEnd is a moment the engine's turn ended (ground truth from the fake API or the keys
+// pressed), up to the next prompt.
+type turnEnd struct {
+	step      string
+	at, until time.Time
+	rest      time.Time // when the screen came to rest after at
+	result    int       // index of the step's Result
+}
+
+// stale measures a turn end's staleness against the readings up to until.
+func (r *run) stale(te *turnEnd, until time.Time) {
+	res := &r.rep.Results[te.result]
+	res.HasStale = true
+	res.Stale, res.StaleFromEnd = StaleNever, StaleNever
+	if at, ok := r.rec.CorrectFrom(te.rest, until, res.Expect); ok {
+		res.Stale = at.Sub(te.rest)
+	}
+	if at, ok := r.rec.CorrectFrom(te.at, until, res.Expect); ok {
+		res.StaleFromEnd = at.Sub(te.at)
+	}
+}
+
 // run is the state of one script run.
 type run struct {
 	*Runner
-	ctx   context.Context
-	sess  *Session
-	fake  *fakeapi.Server
-	start time.Time
-	rep   *Report
-	hooks *hookCollector // nil when hooks are off
-	// lastCheck is when the previous step was read (hook events are listed per step).
-	lastCheck time.Time
-	mark      int // requests seen before the current prompt
-	n         int // step counter for file names
+	ctx    context.Context
+	herd   *Herd
+	name   string
+	mirror *Mirror
+	rec    *Recorder
+	fake   *fakeapi.Server
+	start  time.Time
+	rep    *Report
+	// firstPrompt is when the first prompt was typed; ends lists every turn end.
+	firstPrompt time.Time
+	ends        []*turnEnd
+	lastCheck   time.Time
+	pendingNote string // a finding to show on the next step
+	mark        int    // requests seen before the current prompt
+	n           int    // step counter for file names
 }
 
 // Run plays the whole script and returns the report. The error is also in Report.Err.
@@ -173,161 +270,254 @@ func (rn *Runner) Run(ctx context.Context) *Report {
 	if rn.Logf == nil {
 		rn.Logf = func(string, ...any) {}
 	}
+	rep.Err = rn.run(ctx, rep)
+	return rep
+}
+
+func (rn *Runner) run(ctx context.Context, rep *Report) error {
+	e := rn.Engine
 	if err := os.MkdirAll(rn.OutDir, 0o755); err != nil {
-		rep.Err = err
-		return rep
+		return err
 	}
 	apiLog, err := os.Create(filepath.Join(rn.OutDir, "api.log"))
 	if err != nil {
-		rep.Err = err
-		return rep
+		return err
 	}
 	defer apiLog.Close()
 	dump := filepath.Join(rn.OutDir, "requests")
 	if err := os.MkdirAll(dump, 0o755); err != nil {
-		rep.Err = err
-		return rep
+		return err
 	}
 	fake := fakeapi.New(fakeapi.Options{SlowFor: rn.SlowFor, Log: apiLog, DumpDir: dump})
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
 
-	// Resolve symlinks: engines record the trusted project by its real path.
-	work, err := filepath.EvalSymlinks(rn.WorkDir)
+	h, err := NewHerd(rn.Mosh, rn.Bin, e.Bin)
 	if err != nil {
-		rep.Err = err
-		return rep
+		return err
 	}
-	env := SetupEnv{Home: filepath.Join(work, "home"), Project: filepath.Join(work, "proj"), APIURL: srv.URL, Model: "gpt-fake", Cache: CacheDir()}
-	var spec *state.HookSpec
-	hookDir := filepath.Join(work, "hooks")
-	if rn.Hooks {
-		if te, ok := rn.Table.Lookup(rn.Engine.Name); ok && te.Hooks != nil {
-			spec = te.Hooks
-		} else {
-			rep.Err = fmt.Errorf("the engine table has no hook spec for %s; run with MOSH_ENGINES_HOOKS=0", rn.Engine.Name)
-			return rep
-		}
-		if err := os.MkdirAll(hookDir, 0o700); err != nil {
-			rep.Err = err
-			return rep
-		}
-		rep.Hooks = true
-	}
-	cmd, err := rn.Engine.command(rn.Bin, env, spec, hookDir)
+	defer func() { _ = h.Remove() }()
+	args, extra, err := e.Setup(SetupEnv{Home: h.Home, Project: h.Project, APIURL: srv.URL, Model: "gpt-fake", Cache: CacheDir()})
 	if err != nil {
-		rep.Err = err
-		return rep
+		return fmt.Errorf("%s: writing its offline configuration: %w", e.Name, err)
 	}
+	defer copyLogs(e, h.Home, filepath.Join(rn.OutDir, "engine-logs"))
+
+	// The hooks, exactly as a user installs them.
+	installOut, st, err := h.InstallHooks(ctx, e.Name)
+	_ = os.WriteFile(filepath.Join(rn.OutDir, "hooks-install.txt"), []byte(installOut), 0o644)
+	if st.Path != "" {
+		if b, rerr := os.ReadFile(st.Path); rerr == nil {
+			_ = os.WriteFile(filepath.Join(rn.OutDir, "hooks-"+filepath.Base(st.Path)), b, 0o644)
+		}
+	}
+	rep.HookStatus = st.Status
+	if st.Note != "" {
+		rep.HookStatus += " (" + clip(st.Note, 60) + ")"
+	}
+	if err != nil {
+		return err
+	}
+	rn.Logf("%s: %s", e.Name, strings.TrimSpace(installOut))
+
+	if err := h.StartDaemon(ctx); err != nil {
+		return err
+	}
+	defer func() {
+		h.Stop()
+		if b, err := os.ReadFile(h.DaemonLog()); err == nil {
+			_ = os.WriteFile(filepath.Join(rn.OutDir, "daemon.log"), b, 0o644)
+		}
+	}()
+	r := &run{Runner: rn, ctx: ctx, herd: h, name: e.Name, fake: fake, rep: rep}
+	rec, stopRec, err := Record(ctx, h.Client, r.name)
+	if err != nil {
+		return fmt.Errorf("subscribing to the daemon's events: %w", err)
+	}
+	defer stopRec()
+	r.rec = rec
+
+	r.start = time.Now()
+	m, err := h.Client.Start(ctx, herd.StartParams{Engine: e.Name, Name: r.name, Cwd: h.Project, Args: args,
+		Env: h.Env(extra...), Cols: Cols, Rows: Rows})
+	if err != nil {
+		return fmt.Errorf("mosh herd start %s: %w", e.Name, err)
+	}
+	defer h.KillMember(r.name, m.Pid)
+	rep.MemberArgs = append([]string{filepath.Base(m.Bin)}, m.Args...)
 	raw, err := os.Create(filepath.Join(rn.OutDir, "raw.bin"))
 	if err != nil {
-		rep.Err = err
-		return rep
+		return err
 	}
-	r := &run{Runner: rn, ctx: ctx, fake: fake, start: time.Now(), rep: rep}
-	r.lastCheck = r.start
-	r.sess, err = StartSession(cmd, rn.Table, rn.Engine.Name, raw)
+	r.mirror, err = AttachMirror(ctx, h.Client, r.name, raw)
 	if err != nil {
 		raw.Close()
-		rep.Err = err
-		return rep
+		return err
 	}
-	defer r.sess.Close()
-	if spec != nil {
-		r.hooks = &hookCollector{dir: hookDir, tracker: r.sess.Tracker(), seen: map[string]bool{}}
-		hctx, stop := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() { r.hooks.run(hctx); close(done) }()
-		defer func() { stop(); <-done }()
+	defer r.mirror.Close()
+	r.lastCheck = r.start
+
+	err = r.script()
+	end := time.Now()
+	if err == nil {
+		err = r.psJSON()
 	}
-	rep.Err = r.script()
-	rep.Total = time.Since(r.start)
-	defer copyLogs(rn.Engine, env.Home, filepath.Join(rn.OutDir, "engine-logs"))
-	if rep.Err != nil {
-		snap := r.sess.Snapshot()
-		_ = os.WriteFile(filepath.Join(rn.OutDir, "failed-screen.txt"), []byte(FormatScreen(rn.Engine.Name, rep.Version, "failed", nil, snap)), 0o644)
+	rep.Total = end.Sub(r.start)
+	r.measure(end)
+	if err := r.rec.WriteTSV(rn.OutDir, r.start); err != nil {
+		rn.Logf("writing the readings: %v", err)
 	}
-	return rep
+	if err != nil {
+		snap := r.mirror.Snapshot()
+		_ = os.WriteFile(filepath.Join(rn.OutDir, "failed-screen.txt"), []byte(FormatScreen(e.Name, rep.Version, "failed", nil, snap)), 0o644)
+	}
+	return err
 }
 
-// script is the scripted conversation. Each check reads the herd's state at a moment the
+// psJSON reads the member through the CLI a user has, `mosh ps --json`, which must agree with
+// explain and show the screen's reading next to the fused one.
+func (r *run) psJSON() error {
+	out, err := r.herd.RunMosh(r.ctx, "ps", "--json")
+	if err != nil {
+		return err
+	}
+	var members []herd.Member
+	if err := json.Unmarshal([]byte(out), &members); err != nil {
+		return fmt.Errorf("mosh ps --json printed %q: %v", clip(out, 200), err)
+	}
+	for _, m := range members {
+		if m.Name != r.name {
+			continue
+		}
+		if m.State == "" || m.Authority == "" || m.Screen == nil {
+			return fmt.Errorf("mosh ps --json shows %s without its state, authority or screen reading: %s", r.name, clip(out, 400))
+		}
+		r.rep.PS = fmt.Sprintf("%s by %s; screen %s", stateOf(m.State, m.BlockedOn), m.Authority, stateOf(m.Screen.State, m.Screen.BlockedOn))
+		if m.Hook != nil {
+			r.rep.PS += fmt.Sprintf("; hook %s by %s", stateOf(m.Hook.State, m.Hook.BlockedOn), m.Hook.Rule)
+		}
+		return nil
+	}
+	return fmt.Errorf("mosh ps --json does not list member %s: %s", r.name, clip(out, 400))
+}
+
+// measure computes the hook-authority shares. The denominator ("while hooks are live") runs
+// from the first prompt to the end of the script, minus every window in which a turn had ended
+// and the engine reported no end of it (no hook saying done or idle) until the next prompt:
+// Claude and Codex after a deny or an Esc, Codex after an API error. There the screen is the
+// only witness, by design.
+func (r *run) measure(end time.Time) {
+	if r.firstPrompt.IsZero() {
+		return
+	}
+	all := Span{r.firstPrompt, end}
+	var holes []Span
+	for _, te := range r.ends {
+		until := te.until
+		if until.IsZero() {
+			until = end
+		}
+		r.stale(te, until)
+		ended := false
+		for _, h := range r.rec.HookReports(te.at, until) {
+			ended = ended || h.State == "done" || h.State == "idle"
+		}
+		if !ended {
+			holes = append(holes, Span{te.at, until})
+			r.rep.Hookless = append(r.rep.Hookless, fmt.Sprintf("%s %s", te.step, until.Sub(te.at).Round(100*time.Millisecond)))
+		}
+	}
+	r.rep.All = r.rec.HookShare([]Span{all})
+	r.rep.Live = r.rec.HookShare(subtract(all, holes))
+}
+
+// script is the scripted conversation. Each check reads the daemon's state at a moment the
 // engine's ground truth is known: the fake API has served (or is streaming) the turn and the
 // screen has come to rest.
 func (r *run) script() error {
 	e := r.Engine
-	if _, err := r.sess.WaitScreen(r.ctx, e.StartTimeout, func(s screen.Snapshot) bool { return e.Ready(s.Text()) }); err != nil {
+	if _, err := r.mirror.WaitScreen(r.ctx, e.StartTimeout, func(s screen.Snapshot) bool { return e.Ready(s.Text()) }); err != nil {
+		if strings.Contains(r.mirror.Snapshot().Text(), "Hooks need review") {
+			return fmt.Errorf("start-up: codex asks to review its hooks although `mosh herd hooks install codex` recorded them as trusted (see failed-screen.txt)")
+		}
 		return fmt.Errorf("start-up: the prompt never appeared within %s: %w", e.StartTimeout, err)
 	}
 	r.rep.Startup = time.Since(r.start)
 	r.settle()
-	r.check("startup")
+	r.check("startup", time.Time{})
 
 	// A plain answer.
-	if err := r.turn("say "+fakeapi.TriggerPlain, fakeapi.KindPlain, e.FirstTurnTimeout); err != nil {
+	served, err := r.turn("say "+fakeapi.TriggerPlain, fakeapi.KindPlain, e.FirstTurnTimeout)
+	if err != nil {
 		return err
 	}
-	r.check("plain")
+	r.check("plain", served)
 
 	// A slow answer: read while it streams, then when it is over.
 	if err := r.streaming("tell a long story "+fakeapi.TriggerSlow, e.FirstTurnTimeout); err != nil {
 		return err
 	}
-	r.check("slow-working")
-	if _, err := r.waitServed(fakeapi.KindSlow, r.SlowFor+30*time.Second); err != nil {
+	r.check("slow-working", time.Time{})
+	ent, err := r.waitServed(fakeapi.KindSlow, r.SlowFor+30*time.Second)
+	if err != nil {
 		return err
 	}
 	r.settle()
-	r.check("slow-done")
+	r.check("slow-done", ent.End)
 
 	if e.HasPermissionPrompt {
 		// Approve.
-		if err := r.turn("create the file "+fakeapi.TriggerPermission, fakeapi.KindPermission, 30*time.Second); err != nil {
+		if _, err := r.turn("create the file "+fakeapi.TriggerPermission, fakeapi.KindPermission, 30*time.Second); err != nil {
 			return err
 		}
-		r.check("perm-asked")
-		if err := r.press(e.Approve); err != nil {
+		r.check("perm-asked", time.Time{})
+		if _, err := r.press(e.Approve); err != nil {
 			return err
 		}
-		if _, err := r.waitServed(fakeapi.KindFinal, 30*time.Second); err != nil {
+		ent, err := r.waitServed(fakeapi.KindFinal, 30*time.Second)
+		if err != nil {
 			return fmt.Errorf("after approving: %w", err)
 		}
 		r.settle()
-		r.check("perm-approved")
+		r.check("perm-approved", ent.End)
 		// Deny.
-		if err := r.turn("create it again "+fakeapi.TriggerPermission, fakeapi.KindPermission, 30*time.Second); err != nil {
+		if _, err := r.turn("create it again "+fakeapi.TriggerPermission, fakeapi.KindPermission, 30*time.Second); err != nil {
 			return err
 		}
-		r.check("perm-asked-again")
-		if err := r.press(e.Deny); err != nil {
+		r.check("perm-asked-again", time.Time{})
+		denied, err := r.press(e.Deny)
+		if err != nil {
 			return err
 		}
 		r.settle()
-		r.check("perm-denied")
+		r.check("perm-denied", denied)
 	} else {
 		r.skip("perm-asked", e.Name+" has no permission prompt: its shell tool runs at once")
-		if err := r.turn("create the file "+fakeapi.TriggerPermission, fakeapi.KindPermission, 30*time.Second); err != nil {
+		if _, err := r.turn("create the file "+fakeapi.TriggerPermission, fakeapi.KindPermission, 30*time.Second); err != nil {
 			return err
 		}
-		if _, err := r.waitServed(fakeapi.KindFinal, 30*time.Second); err != nil {
+		ent, err := r.waitServed(fakeapi.KindFinal, 30*time.Second)
+		if err != nil {
 			return fmt.Errorf("after the tool ran: %w", err)
 		}
 		r.settle()
-		r.check("tool-no-prompt")
+		r.check("tool-no-prompt", ent.End)
 	}
 
 	if e.HasQuestionMenu {
-		if err := r.turn("ask me "+fakeapi.TriggerQuestion, fakeapi.KindQuestion, 30*time.Second); err != nil {
+		if _, err := r.turn("ask me "+fakeapi.TriggerQuestion, fakeapi.KindQuestion, 30*time.Second); err != nil {
 			return err
 		}
-		r.check("question-asked")
-		if err := r.press(e.Answer); err != nil {
+		r.check("question-asked", time.Time{})
+		if _, err := r.press(e.Answer); err != nil {
 			return err
 		}
-		if _, err := r.waitServed(fakeapi.KindFinal, 30*time.Second); err != nil {
+		ent, err := r.waitServed(fakeapi.KindFinal, 30*time.Second)
+		if err != nil {
 			return fmt.Errorf("after answering: %w", err)
 		}
 		r.settle()
-		r.check("question-answered")
+		r.check("question-answered", ent.End)
 	} else {
 		r.skip("question-asked", e.Name+" offers no question tool the fake model can call")
 	}
@@ -336,51 +526,95 @@ func (r *run) script() error {
 	if err := r.streaming("another long story "+fakeapi.TriggerSlow, 30*time.Second); err != nil {
 		return err
 	}
-	r.check("esc-working")
-	if err := r.press(e.Interrupt); err != nil {
+	r.check("esc-working", time.Time{})
+	interrupted, err := r.press(e.Interrupt)
+	if err != nil {
 		return err
 	}
 	if _, err := r.waitServed(fakeapi.KindSlow, r.SlowFor+30*time.Second); err != nil {
 		return fmt.Errorf("after Esc: %w", err)
 	}
 	r.settle()
-	r.check("esc-interrupted")
+	r.check("esc-interrupted", interrupted)
 
-	// An API error ends the turn.
-	if err := r.turn("fail please "+fakeapi.TriggerAPIError, fakeapi.KindAPIError, 30*time.Second); err != nil {
+	// Esc the moment the answer starts: the hook's working is fresh, so the screen's idle must
+	// wait out the fusion's grace before it ends it — the slowest way back to rest.
+	if err := r.streamingFor("a short story "+fakeapi.TriggerSlow, 30*time.Second, 0); err != nil {
 		return err
 	}
-	r.check("api-error")
+	interrupted, err = r.press(e.Interrupt)
+	if err != nil {
+		return err
+	}
+	if _, err := r.waitServed(fakeapi.KindSlow, r.SlowFor+30*time.Second); err != nil {
+		return fmt.Errorf("after an early Esc: %w", err)
+	}
+	r.settle()
+	r.check("esc-early", interrupted)
+
+	// An API error ends the turn.
+	served, err = r.turn("fail please "+fakeapi.TriggerAPIError, fakeapi.KindAPIError, 30*time.Second)
+	if err != nil {
+		return err
+	}
+	r.check("api-error", served)
+	return nil
+}
+
+// prompt types a prompt through the daemon (`mosh prompt`), as a user would. A member the daemon
+// reads as blocked is refused; that is a finding (a stale blocked), noted on the next step, and
+// the prompt is then sent with --answer so the script goes on.
+func (r *run) prompt(text string) error {
+	r.mark = len(r.fake.Requests())
+	now := time.Now()
+	if r.firstPrompt.IsZero() {
+		r.firstPrompt = now
+	}
+	if n := len(r.ends); n > 0 && r.ends[n-1].until.IsZero() {
+		r.ends[n-1].until = now
+	}
+	r.Logf("%s: %6.1fs prompting %q", r.Engine.Name, now.Sub(r.start).Seconds(), text)
+	_, err := r.herd.Client.Prompt(r.ctx, r.name, text, herd.PromptOptions{})
+	if err != nil && exitcode.Of(err) == exitcode.Usage {
+		r.pendingNote = fmt.Sprintf("the prompt %q was refused (%v) and sent again with --answer", text, err)
+		_, err = r.herd.Client.Prompt(r.ctx, r.name, text, herd.PromptOptions{Answer: true})
+	}
+	if err != nil {
+		return fmt.Errorf("prompt %q: %w", text, err)
+	}
 	return nil
 }
 
 // turn submits a prompt, waits until the fake has served a turn of the given kind, then for
-// the screen to rest.
-func (r *run) turn(prompt string, kind fakeapi.Kind, timeout time.Duration) error {
-	r.mark = len(r.fake.Requests())
-	r.Logf("%s: typing %q", r.Engine.Name, prompt)
-	if err := r.sess.Submit(prompt); err != nil {
-		return err
+// the screen to rest. It returns when the fake finished serving that turn.
+func (r *run) turn(prompt string, kind fakeapi.Kind, timeout time.Duration) (time.Time, error) {
+	if err := r.prompt(prompt); err != nil {
+		return time.Time{}, err
 	}
-	if _, err := r.waitServed(kind, timeout); err != nil {
-		return fmt.Errorf("prompt %q: %w", prompt, err)
+	ent, err := r.waitServed(kind, timeout)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("prompt %q: %w", prompt, err)
 	}
 	r.settle()
-	return nil
+	return ent.End, nil
 }
 
 // streaming submits a prompt that gets the slow answer and returns once it has streamed for
-// a while, so the engine is mid-turn.
+// a third of its length, so the engine is well into the turn.
 func (r *run) streaming(prompt string, timeout time.Duration) error {
-	r.mark = len(r.fake.Requests())
-	r.Logf("%s: typing %q", r.Engine.Name, prompt)
-	if err := r.sess.Submit(prompt); err != nil {
+	return r.streamingFor(prompt, timeout, r.SlowFor/3)
+}
+
+// streamingFor submits a prompt that gets the slow answer and returns once it has streamed for
+// at least minAge.
+func (r *run) streamingFor(prompt string, timeout, minAge time.Duration) error {
+	if err := r.prompt(prompt); err != nil {
 		return err
 	}
 	deadline := time.Now().Add(timeout)
 	for {
 		for _, e := range r.fake.Requests()[r.mark:] {
-			if e.Kind == fakeapi.KindSlow && !e.Done() && time.Since(e.Start) >= r.SlowFor/3 {
+			if e.Kind == fakeapi.KindSlow && !e.Done() && time.Since(e.Start) >= minAge {
 				return nil
 			}
 			if e.Kind == fakeapi.KindSlow && e.Done() {
@@ -410,8 +644,8 @@ func (r *run) waitServed(kind fakeapi.Kind, timeout time.Duration) (fakeapi.Entr
 }
 
 func (r *run) pause(deadline time.Time, what string) error {
-	if done, err := r.sess.Exited(); done {
-		return fmt.Errorf("%s: %w (%v)", what, errExited, err)
+	if done, err := r.mirror.Ended(); done {
+		return fmt.Errorf("%s: %w (%v)", what, errEnded, err)
 	}
 	if time.Now().After(deadline) {
 		var seen []string
@@ -428,51 +662,92 @@ func (r *run) pause(deadline time.Time, what string) error {
 	}
 }
 
-func (r *run) press(seq []string) error {
-	r.Logf("%s: pressing %q", r.Engine.Name, seq)
+// press sends key sequences through the daemon (`mosh herd send-keys`), 300ms apart, and returns
+// when the last was sent.
+func (r *run) press(seq []string) (time.Time, error) {
+	r.Logf("%s: %6.1fs pressing %q", r.Engine.Name, time.Since(r.start).Seconds(), seq)
 	for i, k := range seq {
 		if i > 0 {
 			time.Sleep(300 * time.Millisecond)
 		}
-		if err := r.sess.Type(k); err != nil {
-			return err
+		if _, err := r.herd.Client.SendKeys(r.ctx, r.name, k); err != nil {
+			return time.Time{}, fmt.Errorf("send-keys %s: %w", k, err)
 		}
 	}
-	return nil
+	return time.Now(), nil
 }
 
 // settle waits for the screen to rest: unchanged for a second (at most 10s: an animated
 // screen is read as it is).
 func (r *run) settle() {
-	r.sess.WaitStable(r.ctx, time.Second, 10*time.Second)
+	r.mirror.WaitStable(r.ctx, time.Second, 10*time.Second)
 }
 
 func (r *run) skip(step, why string) {
 	r.rep.Results = append(r.rep.Results, Result{Step: step, Skipped: why, At: time.Since(r.start)})
 }
 
-func (r *run) check(step string) {
-	expect := r.Engine.Expected(step)
-	snap := r.sess.Snapshot()
-	f := r.sess.Fused()
-	res := Result{Step: step, Expect: expect, Observed: state.Format(f.State, f.Kind), Authority: f.Authority,
-		At: time.Since(r.start), Snap: snap}
-	if f.Screen != nil {
-		res.Screen = state.Format(f.Screen.State, f.Screen.Kind)
-		res.Rule, res.Evidence = f.Screen.Rule, f.Screen.Evidence
+// check reads the daemon's state of the member for a step. turnOver, when set, is the moment
+// the engine's turn ended by the ground truth (the fake API finished serving it, or the deny or
+// Esc key was sent): the step's staleness is measured from when the screen came to rest after it.
+func (r *run) check(step string, turnOver time.Time) {
+	e := r.Engine
+	now := time.Now()
+	res := Result{Step: step, Expect: e.Expected(step), ExpectAuth: e.ExpectedAuthority(step), At: now.Sub(r.start),
+		Snap: r.mirror.Snapshot(), Note: r.pendingNote}
+	r.pendingNote = ""
+	ctx, cancel := context.WithTimeout(r.ctx, 5*time.Second)
+	x, err := r.herd.Client.Explain(ctx, r.name)
+	cancel()
+	if err != nil {
+		res.Observed, res.Note = "(explain failed)", err.Error()
+	} else {
+		res.Observed, res.Authority = stateOf(x.State, x.BlockedOn), x.Authority
+		if x.Screen != nil {
+			res.Screen, res.Rule = stateOf(x.Screen.State, x.Screen.BlockedOn), x.Screen.Rule
+		}
+		if len(x.Evidence) > 0 {
+			res.Evidence = x.Evidence[0]
+		}
+		if x.Hook != nil {
+			live := "ended"
+			var d explainDetail
+			if json.Unmarshal(x.Detail, &d) == nil && d.Hook != nil {
+				if d.Hook.Live {
+					live = "live"
+				} else if d.Hook.EndedBy != "" {
+					live = "ended by " + d.Hook.EndedBy
+				}
+			}
+			res.Hook = fmt.Sprintf("%s→%s (%s)", x.Hook.Rule, stateOf(x.Hook.State, x.Hook.BlockedOn), live)
+		}
 	}
-	if r.hooks != nil {
-		res.Hooks = r.hooks.since(r.lastCheck)
-	}
-	r.lastCheck = time.Now()
-	res.OK = slices.Contains(expect, res.Observed)
+	res.Hooks = r.rec.HookReports(r.lastCheck, now)
+	r.lastCheck = now
+	res.OK = slices.Contains(res.Expect, res.Observed) && slices.Contains(res.ExpectAuth, res.Authority)
 	r.rep.Results = append(r.rep.Results, res)
-	r.Logf("%s: %-18s expected %-20s herd reads %-20s (%s; screen alone %s by %s)", r.Engine.Name, step, strings.Join(expect, "|"), res.Observed, res.Authority, res.Screen, orDefault(res.Rule, "no rule"))
+	if !turnOver.IsZero() {
+		te := &turnEnd{step: step, at: turnOver, rest: r.mirror.RestingSince(), result: len(r.rep.Results) - 1}
+		if te.rest.Before(turnOver) {
+			te.rest = turnOver
+		}
+		r.ends = append(r.ends, te)
+		// Measured again up to the next prompt once the run is over (measure).
+		r.stale(te, now)
+		res = r.rep.Results[te.result]
+	}
+	stale := ""
+	if res.HasStale {
+		stale = ", stale " + fmtDur(res.Stale)
+	}
+	r.Logf("%s: %6.1fs %-18s expected %-20s herd reads %-20s (%s%s; screen alone %s by %s; last hook %s)", e.Name, res.At.Seconds(), step,
+		strings.Join(res.Expect, "|")+"/"+strings.Join(res.ExpectAuth, "|"), res.Observed, res.Authority, stale, res.Screen,
+		orDefault(res.Rule, "no rule"), orDefault(res.Hook, "none"))
 	r.n++
-	body := FormatScreen(r.Engine.Name, r.rep.Version, step, expect, snap)
+	body := FormatScreen(e.Name, r.rep.Version, step, res.Expect, res.Snap)
 	_ = os.WriteFile(filepath.Join(r.OutDir, fmt.Sprintf("%02d-%s.txt", r.n, step)), []byte(body), 0o644)
 	if r.FixtureDir != "" && slices.Contains(FixtureSteps, step) {
-		if err := os.WriteFile(filepath.Join(r.FixtureDir, r.Engine.Name+"-"+step+".txt"), []byte(body), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(r.FixtureDir, e.Name+"-"+step+".txt"), []byte(body), 0o644); err != nil {
 			r.Logf("writing fixture: %v", err)
 		}
 	}
