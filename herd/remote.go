@@ -153,7 +153,7 @@ func remoteRow(m *member) manifestRow {
 func (d *daemon) followRemote(m *member) {
 	l := m.remote
 	defer close(l.done)
-	interval := remotePollMin
+	unchanged := 0 // task reads in a row that saw no change
 	retry := remoteRetryMin
 	first := time.Duration(0)
 	d.bus.mu.Lock()
@@ -168,7 +168,7 @@ func (d *daemon) followRemote(m *member) {
 		case <-l.ctx.Done():
 			return
 		case <-l.poke:
-			interval = remotePollMin
+			unchanged = 0
 		case <-timer.C:
 		}
 		d.bus.mu.Lock()
@@ -180,17 +180,17 @@ func (d *daemon) followRemote(m *member) {
 			changed, ok := d.pollRemoteTask(m, tid)
 			switch {
 			case changed:
-				interval = remotePollMin
+				unchanged = 0
 			case ok:
-				interval = min(interval*3/2, remotePollMax)
+				unchanged++
 			default:
-				interval = min(interval*2, remotePollMax)
+				unchanged += 2 // a failed read backs off faster
 			}
-			next = interval
+			next = pollBackoff(unchanged)
 		case inflight:
 			next = remoteProbeEvery // the POST in flight is the probe
 		default:
-			interval = remotePollMin
+			unchanged = 0
 			if d.probeRemote(m) {
 				retry, next = remoteRetryMin, remoteProbeEvery
 			} else {
@@ -206,6 +206,16 @@ func (d *daemon) followRemote(m *member) {
 		}
 		timer.Reset(next)
 	}
+}
+
+// pollBackoff is the wait before the next tasks/get after n reads in a row saw no change:
+// remotePollMin for the first, then ×1.5 each, capped at remotePollMax.
+func pollBackoff(n int) time.Duration {
+	d := remotePollMin
+	for i := 1; i < n && d < remotePollMax; i++ {
+		d = d * 3 / 2
+	}
+	return min(d, remotePollMax)
 }
 
 // callCtx bounds one call by the member's lifetime (the conn applies the per-call timeout).

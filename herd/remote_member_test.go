@@ -316,3 +316,38 @@ func TestRemoteMembersSurviveADaemonRestart(t *testing.T) {
 		t.Fatalf("task after restart %+v %+v", task, task.Artifact)
 	}
 }
+
+func TestRemoteFailedTaskEndsPromptWait(t *testing.T) {
+	srv := remotetest.NewA2A(t, remotetest.Options{})
+	run := remotetest.NewRun(t, remotetest.Options{})
+	h := newHerd(t)
+	h.addRemote("a", srv.URL, RemoteAddOptions{})
+	h.addRemote("r", run.URL, RemoteAddOptions{Kind: "run"})
+	run.SetGarbage(true)
+	for _, n := range []string{"a", "r"} {
+		// The remote answers (done, or idle for a /run endpoint that answered badly), but the
+		// task failed: prompt --wait and a later wait both say so instead of "matched".
+		p, err := h.c.Prompt(h.ctx, n, "please fake-fail", PromptOptions{Wait: true, Timeout: testTimeout})
+		wantCode(t, err, exitcode.Gone)
+		if p.Outcome != OutcomeEnded {
+			t.Fatalf("%s: prompt --wait %+v", n, p)
+		}
+		if task := h.task(p.Task); task.State != ledger.StateFailed {
+			t.Fatalf("%s: task %+v", n, task)
+		}
+		_, err = h.c.Wait(h.ctx, []string{n}, WaitOptions{States: []string{StateDone, StateIdle}, Timeout: testTimeout})
+		wantCode(t, err, exitcode.Gone)
+	}
+}
+
+func TestPollBackoff(t *testing.T) {
+	want := []time.Duration{remotePollMin, remotePollMin, 150 * time.Millisecond, 225 * time.Millisecond}
+	for n, w := range want {
+		if got := pollBackoff(n); got != w {
+			t.Errorf("pollBackoff(%d) = %v, want %v", n, got, w)
+		}
+	}
+	if got := pollBackoff(100); got != remotePollMax {
+		t.Errorf("pollBackoff(100) = %v, want the cap %v", got, remotePollMax)
+	}
+}

@@ -53,6 +53,9 @@ func wanted(ws []want, state, kind string) bool {
 type waitee struct {
 	WaitOutcome
 	exited bool
+	// failed: a remote member's task failed. Whatever state the member reads then (idle, done,
+	// unknown), nothing came of the prompt: the wait ends with outcome ended.
+	failed bool
 }
 
 // decide sets the outcome from the current knowledge: matched, ended (the process exited
@@ -65,6 +68,8 @@ func (w *waitee) decide(ws []want) {
 		} else {
 			w.Outcome = OutcomeGone
 		}
+	case w.failed:
+		w.Outcome = OutcomeEnded
 	case wanted(ws, w.State, w.BlockedOn):
 		w.Outcome = OutcomeMatched
 	case w.exited:
@@ -124,9 +129,7 @@ func hWait(ctx context.Context, sc *serverConn, params json.RawMessage) (any, er
 		w := &waitee{WaitOutcome: WaitOutcome{Name: n, State: StateGone, Authority: AuthorityRuntime}}
 		if m := ms[i]; m != nil && !m.removed {
 			w.State, w.BlockedOn, w.Authority, w.exited = m.reading.State, m.reading.BlockedOn, m.reading.Authority, m.exited
-			if m.remote != nil && m.task == nil && m.remote.failedLast {
-				w.exited = true // its last task failed: nothing more will come of it
-			}
+			w.failed = m.remote != nil && m.task == nil && m.remote.failedLast
 		}
 		w.decide(ws)
 		if m := ms[i]; w.Outcome != "" && m != nil && m.task == nil && m.lastClosed != nil {
@@ -164,7 +167,8 @@ func hWait(ctx context.Context, sc *serverConn, params json.RawMessage) (any, er
 					w.State, w.BlockedOn, w.Authority = StateGone, "", AuthorityRuntime
 				case EventState:
 					w.State, w.BlockedOn, w.Authority = e.State, e.BlockedOn, e.Authority
-					w.exited = w.exited || e.ExitCode != nil || e.TaskState == ledger.StateFailed
+					w.exited = w.exited || e.ExitCode != nil
+					w.failed = e.TaskState == ledger.StateFailed
 					if e.TaskEnded && e.Task != "" {
 						w.TasksEnded = append(w.TasksEnded, e.Task)
 						tasksEnded = append(tasksEnded, e.Task)
@@ -290,11 +294,17 @@ func (d *daemon) awaitAfterPrompt(ctx context.Context, m *member, sub *busSub, w
 					return WaitOutcome{Name: m.name, Outcome: OutcomeGone, State: StateGone}
 				case EventState:
 					o := WaitOutcome{Name: m.name, State: e.State, BlockedOn: e.BlockedOn, Authority: e.Authority, Seq: e.Seq}
+					if e.TaskState == ledger.StateFailed {
+						// The prompt's task failed (a remote's error, a dead remote): that is the
+						// answer, whatever state the member reads now.
+						o.Outcome = OutcomeEnded
+						return o
+					}
 					if wanted(ws, e.State, e.BlockedOn) {
 						o.Outcome = OutcomeMatched
 						return o
 					}
-					if e.ExitCode != nil || e.TaskState == ledger.StateFailed {
+					if e.ExitCode != nil {
 						o.Outcome = OutcomeEnded
 						return o
 					}

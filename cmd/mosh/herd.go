@@ -474,7 +474,7 @@ func (h *herdCLI) promptCmd() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait until the member is blocked or done (see --state)")
 	cmd.Flags().StringVar(&timeout, "timeout", "30m", "with --wait: give up after this long (exit 2); 0 = never")
-	cmd.Flags().StringVar(&states, "state", "", "with --wait: states to wait for (default blocked,done)")
+	cmd.Flags().StringVar(&states, "state", "", "with --wait: states to wait for (default blocked,done,idle)")
 	cmd.Flags().BoolVar(&answer, "answer", false, "type into a blocked member on purpose (answering its question or menu)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return cmd

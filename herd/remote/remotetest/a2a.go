@@ -27,8 +27,7 @@ func NewA2A(t testing.TB, o Options) *Server {
 	mux.Handle("GET "+a2asrv.WellKnownAgentCardPath, a2asrv.NewAgentCardHandler(
 		a2asrv.AgentCardProducerFn(func(context.Context) (*a2a.AgentCard, error) { return s.a2aCard(), nil })))
 	mux.Handle("POST /", a2asrv.NewJSONRPCHandler(strictCancel{handler}))
-	s.start(t, mux)
-	s.URL = s.ts.URL + "/"
+	s.start(t, mux, "/")
 	return s
 }
 

@@ -32,8 +32,7 @@ func NewADK(t testing.TB, o Options) *Server {
 		w.Write([]byte(adkCard))
 	})
 	mux.HandleFunc("POST /{$}", a.serveRPC)
-	s.start(t, mux)
-	s.URL = s.ts.URL + "/"
+	s.start(t, mux, "/")
 	return s
 }
 

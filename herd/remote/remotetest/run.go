@@ -36,8 +36,7 @@ func NewRun(t testing.TB, o Options) *Server {
 		}
 		s.serveRun(w, r)
 	})
-	s.start(t, mux)
-	s.URL = s.ts.URL + "/run"
+	s.start(t, mux, "/run")
 	return s
 }
 

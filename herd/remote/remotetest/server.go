@@ -67,9 +67,13 @@ func newServer(o Options) *Server {
 	return &Server{opts: o, done: make(chan struct{})}
 }
 
-// start serves h (behind the fault and auth layer) on 127.0.0.1:0 until the test ends.
-func (s *Server) start(t testing.TB, h http.Handler) {
-	s.ts = httptest.NewServer(s.front(h))
+// start serves h (behind the fault and auth layer) on 127.0.0.1:0 until the test ends, with
+// s.URL = the server's base + path. The URL is set before the first request can arrive: handlers
+// read it (the A2A card's url), and a write after serving began would race with them.
+func (s *Server) start(t testing.TB, h http.Handler, path string) {
+	s.ts = httptest.NewUnstartedServer(s.front(h))
+	s.URL = "http://" + s.ts.Listener.Addr().String() + path
+	s.ts.Start()
 	t.Cleanup(s.Close)
 }
 
