@@ -364,35 +364,30 @@ func hPrompt(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 
 	res := PromptResult{Name: m.name}
 	if m.remote != nil {
+		// A remote member takes the prompt over the network (remote.go); the task is minted
+		// first there too.
 		task, err := d.promptRemote(m, p, cur)
 		res.Task = task
 		if err != nil {
 			return nil, err
 		}
-		res.Sent = true
-		if !p.Wait {
-			return res, nil
+	} else {
+		// The task exists before the first key is typed (tasks_record.go).
+		task, err := d.submitPrompt(m, p.Text, cur, p.Answer)
+		if err != nil {
+			return nil, err
 		}
-		out := d.awaitAfterPrompt(ctx, m, sub, states, time.Duration(p.TimeoutMs)*time.Millisecond)
-		res.Outcome, res.State = out.Outcome, out.State
-		d.lw.flush(m.name)
-		return res, nil
+		res.Task = task
+		if err := m.typePrompt(p.Text); err != nil {
+			d.promptFailed(m, task, err)
+			return nil, err
+		}
+		d.promptTyped(m, task)
+		// The engine may not repaint for a while: until it does, the member reads working (the
+		// tracker's prompt claim), so no waiter is answered with the previous turn's done or idle.
+		m.trk.Prompted(time.Now())
+		d.refresh(m, false)
 	}
-	// The task exists before the first key is typed (tasks_record.go).
-	task, err := d.submitPrompt(m, p.Text, cur, p.Answer)
-	if err != nil {
-		return nil, err
-	}
-	res.Task = task
-	if err := m.typePrompt(p.Text); err != nil {
-		d.promptFailed(m, task, err)
-		return nil, err
-	}
-	d.promptTyped(m, task)
-	// The engine may not repaint for a while: until it does, the member reads working (the
-	// tracker's prompt claim), so no waiter is answered with the previous turn's done or idle.
-	m.trk.Prompted(time.Now())
-	d.refresh(m, false)
 	res.Sent = true
 	if !p.Wait {
 		return res, nil

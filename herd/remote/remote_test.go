@@ -293,16 +293,7 @@ func TestAuth(t *testing.T) {
 func TestServerDown(t *testing.T) {
 	for _, kind := range []string{"a2a", "adk", "run"} {
 		t.Run(kind, func(t *testing.T) {
-			var srv *remotetest.Server
-			k := remote.KindA2A
-			switch kind {
-			case "a2a":
-				srv = remotetest.NewA2A(t, remotetest.Options{})
-			case "adk":
-				srv = remotetest.NewADK(t, remotetest.Options{})
-			case "run":
-				srv, k = remotetest.NewRun(t, remotetest.Options{}), remote.KindRun
-			}
+			srv, k := fakeOf(t, kind)
 			c := dial(t, remote.Config{URL: srv.URL, Kind: k})
 			ctx := testCtx(t)
 			if _, err := c.Probe(ctx); err != nil {
@@ -342,16 +333,7 @@ func TestNothingListening(t *testing.T) {
 func TestGarbage(t *testing.T) {
 	for _, kind := range []string{"a2a", "adk", "run"} {
 		t.Run(kind, func(t *testing.T) {
-			var srv *remotetest.Server
-			k := remote.KindA2A
-			switch kind {
-			case "a2a":
-				srv = remotetest.NewA2A(t, remotetest.Options{})
-			case "adk":
-				srv = remotetest.NewADK(t, remotetest.Options{})
-			case "run":
-				srv, k = remotetest.NewRun(t, remotetest.Options{}), remote.KindRun
-			}
+			srv, k := fakeOf(t, kind)
 			c := dial(t, remote.Config{URL: srv.URL, Kind: k})
 			ctx := testCtx(t)
 			o, err := c.Send(ctx, "hi", "")
@@ -530,4 +512,19 @@ func TestConcurrentUse(t *testing.T) {
 	if len(srv.Prompts()) != 8 {
 		t.Fatalf("prompts %d", len(srv.Prompts()))
 	}
+}
+
+// fakeOf serves the fake remote of kind a2a, adk or run and returns it with the Conn kind to dial.
+func fakeOf(t *testing.T, kind string) (*remotetest.Server, string) {
+	t.Helper()
+	switch kind {
+	case "a2a":
+		return remotetest.NewA2A(t, remotetest.Options{}), remote.KindA2A
+	case "adk":
+		return remotetest.NewADK(t, remotetest.Options{}), remote.KindA2A
+	case "run":
+		return remotetest.NewRun(t, remotetest.Options{}), remote.KindRun
+	}
+	t.Fatalf("no fake remote of kind %q", kind)
+	return nil, ""
 }
