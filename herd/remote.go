@@ -24,8 +24,9 @@ import (
 // local member: callers never poll, the daemon does, once, for everyone.
 //
 // The follow loop (one goroutine per remote member):
-//   - while an A2A task is open it reads tasks/get, starting every remotePollMin and backing off
-//     to remotePollMax while nothing changes (a change resets it);
+//   - while an A2A task is open it reads tasks/get at once, then after 20 ms, 50 ms and
+//     remotePollMin, backing off ×1.5 to remotePollMax while nothing changes (a change resets
+//     it): a quick answer is seen in tens of milliseconds, a long turn costs one read per 2 s;
 //   - otherwise it probes the remote every remoteProbeEvery (the card for A2A, a GET for /run),
 //     retrying sooner after a failure;
 //   - a `run` member's prompt is one POST, in flight on its own goroutine: the member reads
@@ -208,11 +209,21 @@ func (d *daemon) followRemote(m *member) {
 	}
 }
 
+// pollEarly are the first waits after a send or a change: most remote turns that end quickly
+// end within them.
+var pollEarly = []time.Duration{20 * time.Millisecond, 50 * time.Millisecond}
+
 // pollBackoff is the wait before the next tasks/get after n reads in a row saw no change:
-// remotePollMin for the first, then ×1.5 each, capped at remotePollMax.
+// pollEarly, then remotePollMin, then ×1.5 each, capped at remotePollMax.
 func pollBackoff(n int) time.Duration {
+	if n <= 0 {
+		return 0
+	}
+	if n <= len(pollEarly) {
+		return pollEarly[n-1]
+	}
 	d := remotePollMin
-	for i := 1; i < n && d < remotePollMax; i++ {
+	for i := len(pollEarly) + 1; i < n && d < remotePollMax; i++ {
 		d = d * 3 / 2
 	}
 	return min(d, remotePollMax)

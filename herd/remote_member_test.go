@@ -341,7 +341,7 @@ func TestRemoteFailedTaskEndsPromptWait(t *testing.T) {
 }
 
 func TestPollBackoff(t *testing.T) {
-	want := []time.Duration{remotePollMin, remotePollMin, 150 * time.Millisecond, 225 * time.Millisecond}
+	want := []time.Duration{0, 20 * time.Millisecond, 50 * time.Millisecond, remotePollMin, 150 * time.Millisecond, 225 * time.Millisecond}
 	for n, w := range want {
 		if got := pollBackoff(n); got != w {
 			t.Errorf("pollBackoff(%d) = %v, want %v", n, got, w)

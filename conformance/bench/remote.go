@@ -8,9 +8,9 @@ package main
 //     until terminal), interleaved, N of each, to remotetest.NewA2A (a2a-go's server, Delay 0)
 //     and to remotetest.NewRun. Also the daemon's send alone (Prompt without Wait: ledger +
 //     message/send) against Conn.Send alone, which isolates the daemon's own cost from its
-//     polling. After a non-terminal send the daemon reads tasks/get at once and, if nothing
-//     changed, 150 ms later (remotePollMin ×1.5): an A2A round trip whose send answers `working`
-//     costs about that.
+//     polling. After a non-terminal send the daemon reads tasks/get at once, then 20 ms and 50 ms
+//     later (herd/remote.go pollBackoff): an A2A round trip whose send answers `working` costs
+//     about that.
 //   - follow cost: the daemon process's CPU (utime+stime from /proc/PID/stat) while it follows
 //     N registered A2A remotes, idle (a probe every 30 s each) and with every one holding an open
 //     slow task (tasks/get at the 2 s backoff cap), for N = 10, 50, 200, 500.
@@ -242,19 +242,18 @@ func (b *remoteBench) overhead(ctx context.Context, n int) error {
 		fmt.Printf("  %-44s %10s\n", "  overhead (median daemon − median direct)", ms(p.daemonTimes.pct(50)-p.directTimes.pct(50)))
 	}
 	// The A2A round trip through the daemon is bimodal: a send that comes back terminal ends the
-	// task at once; otherwise the first tasks/get is remotePollMin (100 ms) later.
+	// task at once; otherwise the daemon's first reads (at once, +20 ms, +50 ms) see it end.
 	var quick, polled durations
 	for _, d := range pairs[0].daemonTimes {
-		if d < 50*time.Millisecond {
+		if d < 10*time.Millisecond {
 			quick = append(quick, d)
 		} else {
 			polled = append(polled, d)
 		}
 	}
 	fmt.Printf("  A2A via the daemon: %d of %d round trips ended with the send itself (median %s); %d got a\n"+
-		"  non-terminal answer (median %s): the follow loop reads tasks/get at once, sees `working` again,\n"+
-		"  and backs off ×1.5 from 100 ms, so the next read is 150 ms later. Those make the mean and the\n"+
-		"  tail. a2a-go's server answers a non-blocking send terminal or `working` depending on a race\n"+
+		"  non-terminal answer (median %s): the follow loop reads tasks/get at once, then 20 ms and 50 ms\n"+
+		"  later, so those end within tens of ms and make the mean and the tail. a2a-go's server answers a non-blocking send terminal or `working` depending on a race\n"+
 		"  with its executor (%d of %d direct sends came back terminal).\n",
 		len(quick), n, ms(quick.pct(50)), len(polled), ms(polled.pct(50)), terminalSends, n)
 	for _, name := range []string{"rt-a2a", "rt-run"} {
