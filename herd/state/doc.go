@@ -6,8 +6,9 @@
 //
 // engines.json (embedded) lists every engine we know: names, aliases,
 // binaries, launch/agent/resume/headless arguments, bracketed paste, the
-// prompt marker, screen rules and the hook spec. $MOSH_HERD_DIR/engines.json
-// overrides it per engine (fields replace, rules add), and
+// prompt marker, screen rules, the hook spec and the prompt grace (see
+// Fusion). $MOSH_HERD_DIR/engines.json overrides it per engine (fields
+// replace, rules add), and
 // $MOSH_HERD_DIR/rules.json adds patterns in moshcode's format
 // { "<engine>|common": { "blocked": ["regex"], "working": […], "done": […],
 // "idle": […] } }. A bad pattern drops only itself and is listed by
@@ -44,14 +45,27 @@
 //     ends when a settled screen shows working (the turn started; the
 //     screen carries it from here) or a dialog that was not open at the
 //     prompt, when a hook report arrives, when the process exits, or when
-//     the grace period (1.5 s) passes — then the latest settled reading
-//     decides, whatever it says, so a program that never shows working
-//     (cat, a shell) reads its screen state again without further output.
+//     the grace period passes — then the latest settled reading decides,
+//     whatever it says, so a program that never shows working (cat, a
+//     shell) reads its screen state again without further output.
 //     Inside the grace an idle or done screen, or the dialog the prompt
 //     answers, is the frame painted before the engine reacted and does not
 //     end the claim; once the screen has shown working, its idle or done is
 //     believed at once. It is the runtime's claim (the daemon typed the
 //     prompt): Fused.Prompt says so, and the Reason names it.
+//     The grace is 1.5 s unless the engines table sets promptGraceMs:
+//     OpenCode's is 10 s, because it creates its session on the first
+//     prompt and fires its first session.status busy 3–5 s later, with its
+//     start screen (idle), a blank screen or a session view without a turn
+//     (idle) up meanwhile. Past the grace one more case holds the claim: the
+//     engine has hooks, none has spoken since the prompt (any report ends
+//     the claim) and the latest settled screen reads nothing clear (unknown,
+//     or nothing settled yet). The engine's hook will say when it takes the
+//     turn; until then unknown is no better than the claim. Any clear
+//     reading (idle, done, blocked or working) still ends it at once, and
+//     PromptClaimCap (30 s after the prompt) ends it whatever the screen
+//     reads (PromptReading.EndedBy "cap"). A program without hooks has
+//     nothing else to wait for: its screen decides at the grace's end.
 //  1. A hook report is authoritative for entering working, blocked and done
 //     (and idle on SessionEnd) for its TTL, at most 15 minutes; after that
 //     the screen decides again.
@@ -69,7 +83,8 @@
 //     before the screen ever painted the hook's state. A one-shot timer
 //     re-checks at the end of the grace period, so the stale state ends
 //     without further output. One timer serves every deadline (report and
-//     prompt grace ends, report expiry), armed for the earliest.
+//     prompt grace ends, the prompt cap, report expiry), armed for the
+//     earliest.
 //     The grace keeps a fresh UserPromptSubmit from being undone by the last
 //     idle frame painted before the spinner.
 //  3. A screen that disagrees without either condition is shown next to the

@@ -50,6 +50,11 @@ type Engine struct {
 	Rules []Rule `json:"rules,omitempty"`
 	// Hooks describes the engine's lifecycle hooks (issue 4 installs them).
 	Hooks *HookSpec `json:"hooks,omitempty"`
+	// PromptGraceMs is how long after a typed prompt the engine's idle or
+	// done screen is still the picture from before it reacted (0 = 1500, at
+	// most PromptClaimCap). OpenCode creates its session on the first prompt
+	// and fires its first busy 3–5 s later, its start screen still up.
+	PromptGraceMs int `json:"promptGraceMs,omitempty"`
 
 	compiled []*compiledRule
 	prompt   *regexpT
@@ -163,6 +168,14 @@ func (t *Table) finish(e *Engine, user bool) {
 			continue
 		}
 		e.compiled = append(e.compiled, cr)
+	}
+	if e.PromptGraceMs < 0 {
+		if !user {
+			panic("state: embedded promptGraceMs of " + e.Name + " is negative")
+		}
+		t.problems = append(t.problems, Problem{File: "engines.json", Where: e.Name + " promptGraceMs",
+			Error: fmt.Sprintf("%d is negative", e.PromptGraceMs), Fix: "use 0 (the default 1500) or a number of milliseconds"})
+		e.PromptGraceMs = 0
 	}
 	e.prompt = nil
 	if e.Prompt != "" {

@@ -239,32 +239,71 @@ func routesJSON(routes []hookRoute) string {
 
 // reportJS is shared by the OpenCode plugin and the pi extension: plain
 // JavaScript that is also valid TypeScript (pi loads .ts without checking
-// types). Reports run one at a time in event order (separate processes
-// could otherwise arrive out of order) and each is killed after 5 s, so a
-// wedged daemon cannot pile processes up; nothing is ever printed.
+// types). Nothing is ever printed, and outside the herd it does nothing.
+//
+// One report runs at a time, so the herd hears the events in their order
+// (separate processes could arrive out of order). While one runs, only the
+// newest waiting report is kept: the ones it replaces describe states the
+// engine has already left, and sent late they flip the herd's reading back.
+// A report equal to the last one sent — same state, same event, the event's
+// own "id" aside — tells the herd nothing and is skipped: OpenCode fires
+// session.status busy several times a turn, the last one a few ms before
+// session.idle, and one report takes 60–300 ms, so that busy would land after
+// the turn's end. Each report is killed after 5 s, so a wedged daemon cannot
+// pile processes up.
 const reportJS = `import { spawn } from "node:child_process";
 
-let queue = Promise.resolve();
+let sending = false;
+let waiting = null;
+let lastSent = "";
 
-function report(state, payload) {
+function report(state, type, fields) {
   const name = process.env.MOSH_HERD_NAME;
   if (!name) return;
-  queue = queue.then(() => new Promise((resolve) => {
+  try {
+    waiting = {
+      name, state, payload: payloadOf(type, fields),
+      key: state + " " + JSON.stringify({ hook_event_name: type, ...fields, id: undefined }),
+    };
+  } catch {
+    return; // an event JSON cannot carry (a cycle) is not worth failing the engine
+  }
+  if (!sending) sendNext();
+}
+
+function sendNext() {
+  sending = false;
+  while (waiting) {
+    const next = waiting;
+    waiting = null;
+    if (next.key === lastSent) continue;
     let child;
     try {
-      child = spawn(process.env.MOSH_HERD_BIN || "mosh", ["herd", "report", name, state, "--payload", "-"],
+      child = spawn(process.env.MOSH_HERD_BIN || "mosh", ["herd", "report", next.name, next.state, "--payload", "-"],
         { stdio: ["pipe", "ignore", "ignore"] });
     } catch {
-      resolve();
-      return;
+      continue;
     }
+    lastSent = next.key;
+    sending = true;
+    let finished = false;
     const timer = setTimeout(() => { try { child.kill("SIGKILL"); } catch {} }, 5000);
-    const done = () => { clearTimeout(timer); resolve(); };
-    child.on("error", done);
-    child.on("close", done);
-    child.stdin.on("error", () => {});
-    child.stdin.end(payload);
-  }));
+    const finish = (failed) => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(timer);
+      // A report that never ran proves nothing: its twin may go next time.
+      if (failed === true) lastSent = "";
+      sendNext();
+    };
+    child.on("error", () => finish(true));
+    child.on("close", () => finish(false));
+    if (child.stdin) {
+      child.stdin.on("error", () => {});
+      child.stdin.end(next.payload);
+    }
+    return;
+  }
 }
 
 function matches(matcher, subject) {
@@ -293,7 +332,7 @@ export const MoshHerd = async () => ({
     const subject = (event && event.properties && event.properties.status && event.properties.status.type) || "";
     for (const [name, matcher, state] of ROUTES) {
       if (name === type && matches(matcher, subject)) {
-        report(state, payloadOf(type, event));
+        report(state, type, event);
         return;
       }
     }
@@ -328,7 +367,7 @@ function lastAssistantText(event) {
 export default function (pi) {
   for (const [name, , state] of ROUTES) {
     pi.on(name, async (event) => {
-      report(state, payloadOf(name, { last_assistant_message: lastAssistantText(event) }));
+      report(state, name, { last_assistant_message: lastAssistantText(event) });
     });
   }
 }

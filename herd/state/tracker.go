@@ -16,8 +16,16 @@ const MaxHookTTL = 15 * time.Minute
 
 // DefaultGrace is how long a hook's working or blocked state is protected
 // from a screen that has not yet shown it (the engine may not have painted
-// the spinner or dialog yet). See the package comment.
+// the spinner or dialog yet), and how long a prompt claim ignores the idle
+// or done frame painted before the engine reacted (an engine's
+// promptGraceMs can lengthen the latter). See the package comment.
 const DefaultGrace = 1500 * time.Millisecond
+
+// PromptClaimCap bounds a prompt claim that outlives its grace because the
+// screen reads nothing clear while the engine's hook has yet to speak
+// (OpenCode's first turn: a blank screen for seconds before its first
+// session.status busy). Past it the screen decides, whatever it reads.
+const PromptClaimCap = 30 * time.Second
 
 // ErrIgnored marks a report that was well-formed but deliberately not used
 // (a Notification the engine's hook spec does not map, like Claude's
@@ -64,7 +72,8 @@ type PromptReading struct {
 	// grace expiry has ended it).
 	Live bool `json:"live"`
 	// EndedBy says what ended the claim: a screen rule id, "hook <event>",
-	// "grace" (the screen never showed working) or "exit".
+	// "grace" (the screen never showed working), "cap" (the screen read
+	// nothing clear and no hook spoke for PromptClaimCap) or "exit".
 	EndedBy string `json:"endedBy,omitempty"`
 }
 
@@ -97,7 +106,11 @@ type Tracker struct {
 	name     string
 	onChange func(Fused)
 	grace    time.Duration
-	now      func() time.Time
+	// promptGrace replaces grace for prompt claims (the engine's
+	// promptGraceMs; 0 = grace). promptCap is PromptClaimCap.
+	promptGrace time.Duration
+	promptCap   time.Duration
+	now         func() time.Time
 
 	mu     sync.Mutex
 	screen *Reading
@@ -138,7 +151,11 @@ type promptClaim struct {
 // binary; unknown engines use the shared rules). onChange may be nil.
 func (t *Table) NewTracker(engine string, onChange func(Fused)) *Tracker {
 	e, _ := t.Lookup(engine)
-	tr := &Tracker{table: t, engine: e, name: engine, onChange: onChange, grace: DefaultGrace, now: time.Now}
+	tr := &Tracker{table: t, engine: e, name: engine, onChange: onChange, grace: DefaultGrace,
+		promptCap: PromptClaimCap, now: time.Now}
+	if e != nil && e.PromptGraceMs > 0 {
+		tr.promptGrace = min(time.Duration(e.PromptGraceMs)*time.Millisecond, PromptClaimCap)
+	}
 	tr.cur = Fused{State: Unknown, Authority: ScreenAuth, Since: tr.now(), Reason: "nothing read from the screen yet"}
 	return tr
 }
@@ -203,9 +220,12 @@ func (tr *Tracker) Observe(snap screen.Snapshot) Fused {
 	}
 	if p := tr.prompt; p != nil && p.Live && !rd.InSync {
 		switch {
-		case now.Sub(p.At) >= tr.grace:
-			// Past the grace the screen decides, whatever it reads.
-			p.Live, p.EndedBy = false, orWord(rd.Rule, "grace")
+		case now.Sub(p.At) >= tr.promptGraceLocked():
+			// Past the grace the screen decides, whatever it reads, unless
+			// it reads nothing clear and the engine's hook has yet to speak.
+			if !tr.promptHoldsLocked(p, now) {
+				p.Live, p.EndedBy = false, orWord(rd.Rule, tr.promptEndWordLocked(p, now))
+			}
 		case rd.Rule == "" || rd.State == Unknown:
 			// Nothing clear yet.
 		case rd.State == Working:
@@ -301,9 +321,13 @@ func (tr *Tracker) Report(r HookReport) (Fused, error) {
 //     decides from here) or a dialog that was not there when the prompt was
 //     typed;
 //   - a hook report arrives (the engine's own word);
-//   - the grace (1.5 s) has passed: the latest settled reading decides,
-//     whatever it says, so a member that never shows working (cat, a shell)
-//     reads its screen state again without further output;
+//   - the grace (1.5 s, or the engine's promptGraceMs) has passed: the
+//     latest settled reading decides, whatever it says, so a member that
+//     never shows working (cat, a shell) reads its screen state again
+//     without further output — except that for an engine with hooks a
+//     screen that reads nothing clear (unknown, or nothing settled yet) does
+//     not: the engine's hook, a clear reading or PromptClaimCap (30 s) ends
+//     the claim then;
 //   - the process exits.
 //
 // Inside the grace an idle, done or already-open-dialog screen is the frame
@@ -380,9 +404,9 @@ func (tr *Tracker) recheck() {
 		tr.hookLiveLocked(now) && rd.Rule != "" && endsStale(h.State, rd.State) && now.Sub(h.At) >= tr.grace {
 		h.EndedBy = rd.Rule
 	}
-	if p := tr.prompt; p != nil && p.Live && now.Sub(p.At) >= tr.grace {
+	if p := tr.prompt; p != nil && p.Live && now.Sub(p.At) >= tr.promptGraceLocked() && !tr.promptHoldsLocked(p, now) {
 		// The screen never showed the turn: it decides again.
-		p.Live, p.EndedBy = false, "grace"
+		p.Live, p.EndedBy = false, tr.promptEndWordLocked(p, now)
 	}
 	tr.fuseLocked(now)
 	tr.rearmLocked(now)
@@ -409,8 +433,15 @@ func (tr *Tracker) rearmLocked(now time.Time) {
 		consider(h.Expires)
 	}
 	if p := tr.prompt; tr.exit == nil && p != nil && p.Live {
-		// At the very end of the grace the claim ends: now itself counts.
-		if end := p.At.Add(tr.grace); !end.After(now) {
+		end := p.At.Add(tr.promptGraceLocked())
+		if !end.After(now) && tr.promptHoldsLocked(p, now) {
+			// Held past the grace: the cap is the next deadline (a clear
+			// screen or a hook ends the claim sooner, on their own).
+			end = p.At.Add(tr.promptCap)
+		}
+		// At the very end of the grace (or the cap) the claim ends: now
+		// itself counts.
+		if !end.After(now) {
 			next = now
 		} else {
 			consider(end)
@@ -434,6 +465,38 @@ func (tr *Tracker) rearmLocked(now time.Time) {
 	tr.timer.Reset(d)
 }
 
+// promptGraceLocked is how long a prompt claim ignores an idle or done
+// screen and the dialog the prompt answers.
+func (tr *Tracker) promptGraceLocked() time.Duration {
+	if tr.promptGrace > 0 {
+		return tr.promptGrace
+	}
+	return tr.grace
+}
+
+// promptHoldsLocked says whether a live claim past its grace still stands:
+// the screen reads nothing clear (nothing settled yet, or no rule matched)
+// and the engine has hooks, whose report when it takes the turn ends the
+// claim (a live claim means none has spoken since the prompt) — until the
+// cap. A program without hooks (cat, a shell) has nothing else to wait for:
+// its screen decides at the end of the grace, clear or not.
+func (tr *Tracker) promptHoldsLocked(p *promptClaim, now time.Time) bool {
+	if tr.engine == nil || tr.engine.Hooks == nil || now.Sub(p.At) >= tr.promptCap {
+		return false
+	}
+	rd := tr.screen
+	return rd == nil || rd.Rule == "" || rd.State == Unknown
+}
+
+// promptEndWordLocked is PromptReading.EndedBy for a claim that ran out of
+// time: "cap" when it was held past the grace, else "grace".
+func (tr *Tracker) promptEndWordLocked(p *promptClaim, now time.Time) string {
+	if now.Sub(p.At) >= tr.promptCap && tr.engine != nil && tr.engine.Hooks != nil && tr.promptCap > tr.promptGraceLocked() {
+		return "cap"
+	}
+	return "grace"
+}
+
 func (tr *Tracker) hookLiveLocked(now time.Time) bool {
 	h := tr.hook
 	return h != nil && h.EndedBy == "" && now.Before(h.Expires)
@@ -453,8 +516,13 @@ func (tr *Tracker) fuseLocked(now time.Time) {
 	case tr.prompt != nil && tr.prompt.Live:
 		p := tr.prompt
 		st, auth = Working, Runtime
-		reason = fmt.Sprintf("a prompt was typed %s ago: working until the screen shows the engine took the turn, a hook reports, or %s pass",
-			roundDur(now.Sub(p.At)), tr.grace)
+		if grace := tr.promptGraceLocked(); now.Sub(p.At) < grace {
+			reason = fmt.Sprintf("a prompt was typed %s ago: working until the screen shows the engine took the turn, a hook reports, or %s pass",
+				roundDur(now.Sub(p.At)), grace)
+		} else {
+			reason = fmt.Sprintf("a prompt was typed %s ago and the screen has read nothing clear since: working until the engine's hook reports or the screen reads a state, at most %s",
+				roundDur(now.Sub(p.At)), tr.promptCap)
+		}
 		if rd != nil && rd.Rule != "" {
 			reason += fmt.Sprintf("; the screen reads %s (%s)", Format(rd.State, rd.Kind), rd.Rule)
 		}
