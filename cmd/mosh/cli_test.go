@@ -165,6 +165,12 @@ func TestExamples(t *testing.T) {
 				"hit --max 3 — stopping (pass --max to go longer)\n"},
 		{args: []string{"scripts/examples/dry-run.mosh"}, code: 1,
 			stderr: "this example deletes and writes files unless you pass --dry-run:\n  mosh --dry-run scripts/examples/dry-run.mosh\n"},
+		// The fan-out needs a herd: conformance/remote runs it against local and remote members;
+		// here, its usage error (no daemon is started for it).
+		{args: []string{"scripts/examples/fanout-mixed.mosh"}, code: 1, stderr: "" +
+			"missing the prompt and the member names\n" +
+			"usage: mosh scripts/examples/fanout-mixed.mosh PROMPT NAME…\n" +
+			"  sends PROMPT to each named herd member (local or remote) and prints name, state and answer\n"},
 		// A verb script run as a file gets its header's flag defaults; its arguments stay in argv.
 		{args: []string{"scripts/examples/greet.mosh", "--loud"}, stdout: "hello, world and --loud\n"},
 	}

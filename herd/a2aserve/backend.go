@@ -132,6 +132,25 @@ func (b *Backend) Member(ctx context.Context, name string) (a2a.Member, error) {
 	return a2a.Member{}, a2a.ErrNoMember
 }
 
+// row is the member's ps row.
+func (b *Backend) row(ctx context.Context, name string) (herd.Member, error) {
+	ms, err := b.k.members(ctx)
+	if err != nil {
+		return herd.Member{}, err
+	}
+	for _, m := range ms {
+		if m.Name == name {
+			return m, nil
+		}
+	}
+	return herd.Member{}, a2a.ErrNoMember
+}
+
+// screenStopped: the screen classifier alone reads the member as stopped.
+func screenStopped(m herd.Member) bool {
+	return m.Screen != nil && (m.Screen.State == herd.StateIdle || m.Screen.State == herd.StateDone)
+}
+
 func toMember(m herd.Member) a2a.Member {
 	return a2a.Member{Name: m.Name, Engine: m.Engine, State: a2a.HerdState(m.State), BlockedOn: m.BlockedOn,
 		Authority: m.Authority, Autonomous: m.Autonomous, Remote: m.Kind == herd.KindRemote}
@@ -270,6 +289,15 @@ func (b *Backend) Cancel(ctx context.Context, taskID string) (a2a.TaskRecord, er
 		return a2a.TaskRecord{}, a2a.ErrTaskFinished
 	}
 	member := v.task.Member
+	if row, err := b.row(ctx, member); err == nil && row.Kind == herd.KindRemote {
+		// A remote member has no keys to press: kill cancels its open task and keeps it.
+		at := time.Now()
+		if _, err := c.Kill(ctx, []string{member}, false); err != nil {
+			return a2a.TaskRecord{}, b.wireErr(err)
+		}
+		b.markCanceled(taskID, at)
+		return b.Get(ctx, taskID, -1)
+	}
 	w, unwatch := b.k.watchMember(member)
 	defer unwatch()
 	escAt := time.Now().UnixMilli()
@@ -277,7 +305,10 @@ func (b *Backend) Cancel(ctx context.Context, taskID string) (a2a.TaskRecord, er
 		return a2a.TaskRecord{}, b.keysErr(member, err)
 	}
 	if !b.stoppedAfter(ctx, w, escAt) {
-		if m, err := b.Member(ctx, member); err == nil && (m.State == a2a.HerdWorking || m.State == a2a.HerdBlocked) {
+		// Ctrl-C at an engine's prompt quits it: send it only while the member still reads busy
+		// and its screen does not already show it stopped (a loaded machine can take longer than
+		// the grace to publish the stop the screen already shows).
+		if m, err := b.row(ctx, member); err == nil && (m.State == herd.StateWorking || m.State == herd.StateBlocked) && !screenStopped(m) {
 			if _, err := c.SendKeys(ctx, member, "C-c"); err != nil && exitcode.Of(err) != exitcode.Gone {
 				return a2a.TaskRecord{}, b.keysErr(member, err)
 			}

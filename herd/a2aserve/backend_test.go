@@ -17,6 +17,7 @@ import (
 
 	"github.com/mosh-dev/mosh/a2a"
 	"github.com/mosh-dev/mosh/herd"
+	"github.com/mosh-dev/mosh/herd/remote/remotetest"
 	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
@@ -372,5 +373,31 @@ func TestReconnectsAfterTheDaemonRestarts(t *testing.T) {
 	}
 	if fin := e.wait(rec.ID, a2a.HerdDone, a2a.HerdIdle); a2a.StateOf(fin) != a2a.StateCompleted {
 		t.Fatalf("after reconnecting: %+v", fin)
+	}
+}
+
+// A remote member exposed through herd serve: its task is canceled with kill (it has no keys),
+// and it stays on the roster.
+func TestCancelOfARemoteMemberCancelsItsTask(t *testing.T) {
+	e := newEnv(t)
+	srv := remotetest.NewA2A(t, remotetest.Options{Delay: time.Minute})
+	if _, err := e.c.RemoteAdd(e.ctx, "far", srv.URL, herd.RemoteAddOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := e.b.Send(e.ctx, "far", "a long job", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.wait(rec.ID, a2a.HerdWorking)
+	got, err := e.b.Cancel(e.ctx, rec.ID)
+	if err != nil || a2a.StateOf(got) != a2a.StateCanceled {
+		t.Fatalf("cancel: %+v %v", got, err)
+	}
+	task, err := e.c.Task(e.ctx, rec.ID)
+	if err != nil || task.Open || task.State != "canceled" {
+		t.Fatalf("ledger task %+v %v", task, err)
+	}
+	if m, err := e.b.Member(e.ctx, "far"); err != nil || !m.Remote {
+		t.Fatalf("the remote member is gone after the cancel: %+v %v", m, err)
 	}
 }
