@@ -36,6 +36,19 @@ func (c *Conn) sendA2A(ctx context.Context, text, taskID string) (Observation, e
 	callCtx, cancel := context.WithTimeout(ctx, c.callTimeout)
 	defer cancel()
 	res, err := cl.SendMessage(callCtx, a2a.SendRequest{Text: text, TaskID: taskID})
+	for wait := 50 * time.Millisecond; err != nil && taskID != "" && isInternal(err) && wait <= 400*time.Millisecond; wait *= 2 {
+		// An answer to input-required can reach an a2a-go server while it still finalizes the
+		// turn that asked: it refuses with -32603 ("task execution is already in progress")
+		// before taking the message, so sending it again a moment later is safe.
+		select {
+		case <-callCtx.Done():
+		case <-time.After(wait):
+			res, err = cl.SendMessage(callCtx, a2a.SendRequest{Text: text, TaskID: taskID})
+		}
+		if callCtx.Err() != nil {
+			break
+		}
+	}
 	if err != nil {
 		if taskID != "" && errors.Is(err, a2a.ErrTaskNotFound) {
 			return Observation{}, fmt.Errorf("remote %s: task %s is unknown to the agent (it may have restarted); send a new prompt: %w", c.name, taskID, ErrTaskNotFound)
@@ -48,6 +61,12 @@ func (c *Conn) sendA2A(ctx context.Context, text, taskID string) (Observation, e
 			RemoteState: string(a2a.StateCompleted), State: "done", Terminal: true, Output: partsText(res.Message.Parts)}, nil
 	}
 	return observe(res.Task), nil
+}
+
+// isInternal: the remote answered JSON-RPC -32603.
+func isInternal(err error) bool {
+	var re *a2a.RPCError
+	return errors.As(err, &re) && re.Code == a2a.CodeInternalError
 }
 
 func (c *Conn) getA2A(ctx context.Context, taskID string) (Observation, error) {
