@@ -429,6 +429,7 @@ type ExplainResult struct {
 	Authority string   `json:"authority"`
 	Decided   string   `json:"decided"` // one human sentence: why this state
 	Runtime   *Reading `json:"runtime,omitempty"`
+	Remote    *Reading `json:"remote,omitempty"` // a remote member: the remote's last claim (or unknown)
 	Hook      *Reading `json:"hook,omitempty"`
 	Screen    *Reading `json:"screen,omitempty"`
 	Evidence  []string `json:"evidence,omitempty"` // screen lines the deciding rule matched

@@ -559,6 +559,9 @@ func remoteCallErr(name string, err error) error {
 	if exitcode.Of(err) != exitcode.Script && exitcode.Of(err) != 0 {
 		return err
 	}
+	if strings.HasPrefix(err.Error(), "remote "+name+":") {
+		return exitcode.New(exitcode.Infra, "%v", err) // herd/remote already names it
+	}
 	return exitcode.New(exitcode.Infra, "remote %s: %v", name, err)
 }
 
@@ -652,7 +655,7 @@ func (d *daemon) explainRemote(m *member, r *ExplainResult) {
 	defer d.bus.mu.Unlock()
 	r.State, r.BlockedOn, r.Authority = m.reading.State, m.reading.BlockedOn, m.reading.Authority
 	rd := m.reading
-	r.Runtime = &rd
+	r.Remote = &rd
 	r.Decided = rd.Rule
 	if !l.observed.IsZero() {
 		r.Decided += fmt.Sprintf(" — the remote last answered %s ago", since(l.observed, time.Now()))
@@ -730,7 +733,7 @@ func hRemoteAdd(ctx context.Context, sc *serverConn, params json.RawMessage) (an
 			if errors.As(perr, &ae) {
 				return nil, exitcode.New(exitcode.Usage, "%s — nothing registered", ae.Error())
 			}
-			return nil, exitcode.New(exitcode.Infra, "remote %s: %s — nothing registered; check the URL, or pass --force to register it anyway", p.Name, res.Probe.Error)
+			return nil, exitcode.New(exitcode.Infra, "%s — nothing registered; check the URL, or pass --force to register it anyway", res.Probe.Error)
 		}
 	} else {
 		now := time.Now()

@@ -1097,6 +1097,7 @@ func (h *herdCLI) writeExplain(r *herd.ExplainResult) error {
 		b.WriteByte('\n')
 	}
 	reading("runtime", r.Runtime)
+	reading("remote", r.Remote)
 	reading("hook", r.Hook)
 	reading("screen", r.Screen)
 	if r.Title != "" {
