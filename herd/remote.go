@@ -78,6 +78,8 @@ type remoteLink struct {
 	remoteState string
 	following   bool               // an A2A task is open remotely: the loop reads tasks/get
 	sending     bool               // a message/send is in flight: a probe must not publish idle
+	askedKey    string             // StatusKey of the question the member is blocked on
+	answered    string             // StatusKey of the question last answered: reading it again is stale
 	runCancel   context.CancelFunc // run: the POST in flight
 	lastOutput  string             // the last answer (or question): what read returns
 	failedLast  bool               // the last task ended failed (a wait then ends instead of hanging)
@@ -395,8 +397,13 @@ func (d *daemon) applyObservationLocked(m *member, obs remote.Observation, now t
 		case obs.Canceled:
 			end.state = ledger.StateCanceled
 		}
+	case obs.State == StateBlocked && obs.StatusKey != "" && obs.StatusKey == l.answered:
+		// The question we answered, read before the agent took the answer up: still working.
+		r.State, r.BlockedOn = StateWorking, ""
+		r.Rule = "the remote has the answer to its question; it has not taken it up yet"
 	case obs.State == StateBlocked:
 		l.lastOutput = orWord(obs.Message, obs.Output)
+		l.askedKey = obs.StatusKey
 	}
 	l.said = r
 	d.remotePublishLocked(m, r, end)
@@ -469,6 +476,7 @@ func (d *daemon) promptRemote(m *member, p PromptParams, cur Reading) (string, e
 	resume := ""
 	if cur.State == StateBlocked && l.following {
 		resume = l.remoteTask
+		l.answered = l.askedKey
 	}
 	d.bus.mu.Unlock()
 	if busy {
@@ -508,7 +516,7 @@ func (d *daemon) promptRemote(m *member, p PromptParams, cur Reading) (string, e
 	}
 	l.answeredLocked(now)
 	l.following = !obs.Terminal
-	if resume != "" && obs.State == StateBlocked {
+	if resume != "" && obs.State == StateBlocked && (obs.StatusKey == "" || obs.StatusKey == l.answered) {
 		// The answer to input-required comes back with the task as it was when the answer
 		// arrived: the next tasks/get says whether the remote asks again.
 		obs.State, obs.BlockedOn, obs.RemoteState = StateWorking, "", "working"

@@ -116,8 +116,12 @@ func (c *Conn) endpointOr(cl *a2a.Client) string {
 // observe maps an A2A task onto herd's vocabulary.
 func observe(t *a2a.Task) Observation {
 	o := Observation{TaskID: t.ID, ContextID: t.ContextID, RemoteState: string(t.Status.State), Output: a2a.OutputText(t)}
+	o.StatusKey = t.Status.Timestamp
 	if t.Status.Message != nil {
 		o.Message = partsText(t.Status.Message.Parts)
+		if t.Status.Message.MessageID != "" {
+			o.StatusKey = t.Status.Message.MessageID
+		}
 	}
 	switch t.Status.State {
 	case a2a.StateInputRequired:

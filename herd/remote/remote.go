@@ -198,6 +198,10 @@ type Observation struct {
 	Canceled          bool
 	Output            string
 	Message           string // status.message text: the question when blocked, the error when failed
+	// StatusKey identifies this status update: its message's id, else its timestamp. A question
+	// read again with the same key is the one already answered (the agent has not taken the
+	// answer up yet), not a new one.
+	StatusKey string
 }
 
 // Probe checks that the remote answers. a2a: discovers the card (every call; the endpoint it
