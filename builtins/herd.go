@@ -17,6 +17,7 @@ import (
 	"github.com/dop251/goja"
 
 	"github.com/mosh-dev/mosh/herd"
+	"github.com/mosh-dev/mosh/herd/remote"
 	"github.com/mosh-dev/mosh/runtime"
 	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
@@ -66,6 +67,16 @@ func herdSessionFor(c *Call) *herdSession {
 		})
 	}
 	return actual.(*herdSession)
+}
+
+// getenv reads the script's environment (the run's, which tests inject), not the process's.
+func (s *herdSession) getenv(key string) string {
+	for _, kv := range s.env {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
 }
 
 func (s *herdSession) close() {
@@ -260,8 +271,10 @@ type killResult struct {
 	OK      bool     `json:"ok"`
 	Killed  []string `json:"killed"`
 	Missing []string `json:"missing,omitempty"`
-	Error   string   `json:"error,omitempty"`
-	Code    int      `json:"code,omitempty"`
+	// Canceled: remote members whose open task was canceled (kill never deregisters one).
+	Canceled []string `json:"canceled,omitempty"`
+	Error    string   `json:"error,omitempty"`
+	Code     int      `json:"code,omitempty"`
 }
 
 type keysResult struct {
@@ -446,7 +459,7 @@ func init() {
 						out.Error, out.Code = errCode(err)
 						return out, nil
 					}
-					r, err := cl.Prompt(ctx, name, text, herd.PromptOptions{Answer: answer})
+					r, err := cl.Prompt(ctx, name, text, herd.PromptOptions{Answer: answer, Token: s.getenv(remote.TokenVar(name))})
 					if err != nil {
 						out.Error, out.Code = errCode(err)
 						return out, nil
@@ -646,7 +659,7 @@ func init() {
 	Register(&Verb{
 		Name: "herdKill", Group: "herd", SideEffect: true,
 		Usage:   "herdKill(name | [names])",
-		Summary: "stop members and forget them → {ok, killed}",
+		Summary: "stop members and forget them → {ok, killed}; a remote member's open task is canceled instead ({canceled})",
 		Bind: func(c *Call) (Action, error) {
 			if !c.Given(0) {
 				return Action{}, c.Misuse("missing the member name")
@@ -683,7 +696,7 @@ func init() {
 					if r.Killed != nil {
 						out.Killed = r.Killed
 					}
-					out.OK, out.Missing = len(r.Missing) == 0, r.Missing
+					out.OK, out.Missing, out.Canceled = len(r.Missing) == 0, r.Missing, r.Canceled
 					return out, nil
 				},
 			}, nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mosh-dev/mosh/herd"
+	"github.com/mosh-dev/mosh/herd/remote/remotetest"
 )
 
 // herdDaemon runs a herd daemon inside the test process on its own MOSH_HOME (a short path:
@@ -82,6 +83,52 @@ herdKill("c2")
 		"tiny 2 timeout",
 		`list 2 timeout c2:timeout ["c2"]`,
 		"nothrow string true",
+	}
+	if r.err != nil {
+		t.Fatalf("script failed: %v\nstdout: %s\nstderr: %s", r.err, r.stdout, r.stderr)
+	}
+	if got := strings.Split(strings.TrimSpace(r.stdout), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("stdout:\n%s\nwant:\n%s\nstderr: %s", r.stdout, strings.Join(want, "\n"), r.stderr)
+	}
+}
+
+// A script registers remote members and drives them with the same builtins as local ones; the
+// token comes from the script's environment.
+func TestHerdRemoteBuiltins(t *testing.T) {
+	env := herdDaemon(t)
+	fn := remotetest.NewRun(t, remotetest.Options{Token: "tok-123"})
+	slow := remotetest.NewA2A(t, remotetest.Options{Delay: time.Minute})
+	env["MOSH_REMOTE_FN_TOKEN"] = "tok-123"
+	r := runCtx(t, context.Background(), `
+const bad = herdRemoteAdd("nope", "`+fn.URL+`", {kind: "run"})
+console.log("no token", bad.ok, bad.code, bad.error.includes("MOSH_REMOTE_NOPE_TOKEN"))
+const a = herdRemoteAdd("fn", "`+fn.URL+`", {kind: "run", timeout: "5s"})
+console.log("add", a.ok, a.member.kind, a.member.remote.kind, a.member.remote.token)
+const p = herdPrompt("fn", "summarise")
+console.log("prompt", p.ok)
+console.log("wait", await herdWait("fn"))
+console.log("read", herdRead("fn"))
+const t = await herdTask(p.task)
+console.log("task", t.state, t.artifact.source)
+
+herdRemoteAdd("far", "`+slow.URL+`")
+herdPrompt("far", "a long one")
+const k = herdKill("far")
+console.log("kill", k.ok, JSON.stringify(k.killed), JSON.stringify(k.canceled))
+const rm = herdRemoteRemove("far")
+console.log("remove", rm.ok, rm.removed)
+console.log("list", herdList().map(m => m.name).join(","))
+`, Config{Env: env}, time.Minute)
+	want := []string{
+		"no token false 1 true",
+		"add true remote run true",
+		"prompt true",
+		"wait done",
+		"read echo: summarise",
+		"task done remote",
+		`kill true [] ["far"]`,
+		"remove true far",
+		"list fn",
 	}
 	if r.err != nil {
 		t.Fatalf("script failed: %v\nstdout: %s\nstderr: %s", r.err, r.stdout, r.stderr)
