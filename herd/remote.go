@@ -144,6 +144,13 @@ func (m *member) stopRemote() {
 	m.remote.conn.Close()
 }
 
+// discard releases a member that was built but never registered (its loop never ran).
+func (l *remoteLink) discard() {
+	l.cancel()
+	l.conn.Close()
+	close(l.done)
+}
+
 // remoteRow is the manifest row of a remote member: how to reach it, never its token.
 func remoteRow(m *member) manifestRow {
 	l := m.remote
@@ -231,38 +238,60 @@ func pollBackoff(n int) time.Duration {
 	return min(d, remotePollMax)
 }
 
-// callCtx bounds one call by the member's lifetime (the conn applies the per-call timeout).
-func (l *remoteLink) callCtx() context.Context { return l.ctx }
-
 // probeRemote checks the remote answers; an idle reachable remote keeps its last claim (done
 // after a task) or reads idle.
 func (d *daemon) probeRemote(m *member) bool {
 	l := m.remote
-	info, err := l.conn.Probe(l.callCtx())
+	info, err := l.conn.Probe(l.ctx)
 	if l.ctx.Err() != nil {
 		return false
 	}
-	now := time.Now()
 	d.bus.mu.Lock()
 	defer d.bus.mu.Unlock()
+	return d.probedLocked(m, info, err, time.Now())
+}
+
+// probedLocked takes a probe's result, the follow loop's or a ping's. The caller holds the state
+// lock.
+func (d *daemon) probedLocked(m *member, info remote.Info, err error, now time.Time) bool {
+	l := m.remote
 	if err != nil {
 		d.remoteFailedLocked(m, err, now)
 		return false
 	}
-	if info.Endpoint != "" {
-		l.endpoint = info.Endpoint
-	}
-	l.answeredLocked(now)
+	l.probedOK(info, now)
 	if l.busyLocked() {
 		return true // the task's own calls say what state it is in
 	}
 	r := l.said
 	if r.State == "" {
-		r = Reading{State: StateIdle, Authority: AuthorityRemote, Rule: fmt.Sprintf("%s answered (%s); no task open", l.host, ms(info.LatencyMs))}
+		r = l.idleReading(info, now)
 	}
 	r.AtMs = now.UnixMilli()
 	d.remotePublishLocked(m, r, nil)
 	return true
+}
+
+// probedOK records a probe the remote answered.
+func (l *remoteLink) probedOK(info remote.Info, now time.Time) {
+	if info.Endpoint != "" {
+		l.endpoint = info.Endpoint
+	}
+	l.answeredLocked(now)
+}
+
+// idleReading is a reachable remote with no task open.
+func (l *remoteLink) idleReading(info remote.Info, now time.Time) Reading {
+	return Reading{State: StateIdle, Authority: AuthorityRemote, AtMs: now.UnixMilli(),
+		Rule: fmt.Sprintf("%s answered (%s); no task open", l.host, ms(info.LatencyMs))}
+}
+
+// wake makes the follow loop read the task now (a task was opened, or may have ended).
+func (l *remoteLink) wake() {
+	select {
+	case l.poke <- struct{}{}:
+	default:
+	}
 }
 
 // busyLocked: a prompt is on its way or a task is open, so probes do not speak for the state.
@@ -279,7 +308,7 @@ func (l *remoteLink) answeredLocked(now time.Time) {
 func (d *daemon) remoteFailedLocked(m *member, err error, now time.Time) {
 	l := m.remote
 	l.failures++
-	l.lastErr = remoteErrText(m.name, err)
+	l.lastErr = err.Error()
 	if l.silentSince.IsZero() {
 		l.silentSince = now
 	}
@@ -288,8 +317,8 @@ func (d *daemon) remoteFailedLocked(m *member, err error, now time.Time) {
 	}
 	rule := "the remote did not answer: " + l.lastErr
 	if !l.observed.IsZero() {
-		rule = fmt.Sprintf("the remote has not answered for %s (%s); it last said %s %s ago", since(l.observed, now), l.lastErr,
-			stateLabelOf(l.said), since(l.observed, now))
+		rule = fmt.Sprintf("the remote has not answered for %s (%s); the last it said was %s", since(l.observed, now), l.lastErr,
+			stateLabelOf(l.said))
 	}
 	var end *remoteEnd
 	if (l.following || l.runCancel != nil) && !l.sending && l.failures >= remoteDownCalls && now.Sub(l.silentSince) >= remoteDownAfter {
@@ -312,20 +341,10 @@ func stateLabelOf(r Reading) string {
 	return r.State
 }
 
-// remoteErrText is the error as the roster shows it: the remote package's sentence, which names
-// the token variable on an auth failure and never carries the token.
-func remoteErrText(name string, err error) string {
-	var ae *remote.AuthError
-	if errors.As(err, &ae) {
-		return ae.Error()
-	}
-	return err.Error()
-}
-
 // pollRemoteTask reads the open A2A task once. changed: its state moved; ok: the remote answered.
 func (d *daemon) pollRemoteTask(m *member, tid string) (changed, ok bool) {
 	l := m.remote
-	obs, err := l.conn.Get(l.callCtx(), tid)
+	obs, err := l.conn.Get(l.ctx, tid)
 	if l.ctx.Err() != nil {
 		return false, false
 	}
@@ -432,9 +451,6 @@ func (d *daemon) remotePublishLocked(m *member, r Reading, end *remoteEnd) {
 	ev := Event{Type: EventState, Name: m.name, State: r.State, BlockedOn: r.BlockedOn, Authority: r.Authority, Prev: prev.State, AtMs: r.AtMs}
 	if t != nil {
 		ev.Task = t.id
-		if r.State == StateWorking || r.State == StateBlocked {
-			t.sawActive = true
-		}
 	}
 	if ch && d.tasks != nil {
 		d.lw.record(ledgerOp{member: m.name, tr: ledger.Transition{At: time.UnixMilli(r.AtMs), State: r.State, Kind: r.BlockedOn, Authority: r.Authority}})
@@ -446,9 +462,6 @@ func (d *daemon) remotePublishLocked(m *member, r Reading, end *remoteEnd) {
 		if d.tasks != nil {
 			id, e := t.id, *end
 			tr := ledger.Transition{At: time.UnixMilli(r.AtMs), State: e.state, Authority: AuthorityRemote, Note: e.note}
-			if e.state == ledger.StateDone {
-				tr.State = r.State
-			}
 			d.lw.post(m.name, func() {
 				if err := d.tasks.CloseTask(id, tr, e.art); err != nil {
 					d.logger.Printf("ledger: close %s: %v", id, err)
@@ -461,16 +474,23 @@ func (d *daemon) remotePublishLocked(m *member, r Reading, end *remoteEnd) {
 
 // ---- prompt ----
 
+// learnToken keeps a caller's token for m in memory (never on disk): later calls, polls included,
+// use it.
+func (d *daemon) learnToken(m *member, tok string) {
+	if tok == "" {
+		return
+	}
+	m.remote.conn.SetToken(tok)
+	d.bus.mu.Lock()
+	m.remote.hasToken = true
+	d.bus.mu.Unlock()
+}
+
 // promptRemote sends a prompt to a remote member: the task is minted first (as for a local
 // member), then message/send (A2A) or the POST (run, on its own goroutine).
 func (d *daemon) promptRemote(m *member, p PromptParams, cur Reading) (string, error) {
 	l := m.remote
-	if p.Token != "" {
-		l.conn.SetToken(p.Token)
-		d.bus.mu.Lock()
-		l.hasToken = true
-		d.bus.mu.Unlock()
-	}
+	d.learnToken(m, p.Token)
 	d.bus.mu.Lock()
 	busy := l.runCancel != nil
 	resume := ""
@@ -486,11 +506,9 @@ func (d *daemon) promptRemote(m *member, p PromptParams, cur Reading) (string, e
 	if err != nil {
 		return "", err
 	}
+	d.promptTyped(m, task)
 	now := time.Now()
 	d.bus.mu.Lock()
-	if m.task != nil && m.task.id == task {
-		m.task.typed = true
-	}
 	l.failedLast = false
 	l.sending = l.kind != remote.KindRun
 	d.remotePublishLocked(m, Reading{State: StateWorking, Authority: AuthorityRemote, AtMs: now.UnixMilli(),
@@ -505,13 +523,13 @@ func (d *daemon) promptRemote(m *member, p PromptParams, cur Reading) (string, e
 		go d.runCall(m, ctx, cancel, p.Text)
 		return task, nil
 	}
-	obs, err := l.conn.Send(l.callCtx(), p.Text, resume)
+	obs, err := l.conn.Send(l.ctx, p.Text, resume)
 	now = time.Now()
 	d.bus.mu.Lock()
 	defer d.bus.mu.Unlock()
 	l.sending = false
 	if err != nil {
-		d.remoteSendFailedLocked(m, err, now)
+		d.promptFailedLocked(m, err, now, "the remote did not take the prompt")
 		return task, remoteCallErr(m.name, err)
 	}
 	l.answeredLocked(now)
@@ -531,29 +549,26 @@ func (d *daemon) promptRemote(m *member, p PromptParams, cur Reading) (string, e
 	}
 	d.applyObservationLocked(m, obs, now)
 	if l.following {
-		select {
-		case l.poke <- struct{}{}:
-		default:
-		}
+		l.wake()
 	}
 	return task, nil
 }
 
-// remoteSendFailedLocked ends the task of a prompt the remote did not take.
-func (d *daemon) remoteSendFailedLocked(m *member, err error, now time.Time) {
+// promptFailedLocked ends the task of a prompt whose call failed (what names the call): the
+// member reads unknown when the remote did not answer, idle when it answered badly (it is there).
+func (d *daemon) promptFailedLocked(m *member, err error, now time.Time, what string) {
 	l := m.remote
 	l.following, l.failedLast = false, true
-	text := remoteErrText(m.name, err)
+	text := err.Error()
 	l.lastErr = text
-	r := Reading{State: StateUnknown, Authority: AuthorityRemote, Rule: "the remote did not take the prompt: " + text, AtMs: now.UnixMilli()}
+	r := Reading{State: StateUnknown, Authority: AuthorityRemote, Rule: what + ": " + text, AtMs: now.UnixMilli()}
 	if remote.IsUnreachable(err) {
 		l.failures++
 	} else {
-		// It answered, badly: it is there, and idle as far as we know.
 		l.observed = now
 		r.State = StateIdle
 	}
-	d.remotePublishLocked(m, r, &remoteEnd{state: ledger.StateFailed, note: "the remote did not take the prompt: " + text,
+	d.remotePublishLocked(m, r, &remoteEnd{state: ledger.StateFailed, note: what + ": " + text,
 		art: ledger.Artifact{Text: text, Source: ledger.SourceError}})
 }
 
@@ -591,17 +606,8 @@ func (d *daemon) runCall(m *member, ctx context.Context, cancel context.CancelFu
 	case l.ctx.Err() != nil:
 		// The member was removed or the daemon is stopping: forget/shutdown close the task.
 	case err != nil:
-		text := remoteErrText(m.name, err)
-		l.lastErr, l.failedLast = text, true
-		r := Reading{State: StateIdle, Authority: AuthorityRemote, AtMs: now.UnixMilli(), Rule: "the /run call failed: " + text}
-		if remote.IsUnreachable(err) {
-			r.State = StateUnknown
-			l.failures++
-		} else {
-			l.observed = now
-		}
 		l.said = Reading{}
-		d.remotePublishLocked(m, r, &remoteEnd{state: ledger.StateFailed, note: "the /run call failed: " + text, art: ledger.Artifact{Text: text, Source: ledger.SourceError}})
+		d.promptFailedLocked(m, err, now, "the /run call failed")
 	default:
 		l.answeredLocked(now)
 		d.applyObservationLocked(m, obs, now)
@@ -622,7 +628,7 @@ func (d *daemon) cancelRemote(m *member) (string, error) {
 	if !following {
 		return "", nil
 	}
-	obs, err := l.conn.Cancel(l.callCtx(), tid)
+	obs, err := l.conn.Cancel(l.ctx, tid)
 	now := time.Now()
 	d.bus.mu.Lock()
 	defer d.bus.mu.Unlock()
@@ -632,10 +638,7 @@ func (d *daemon) cancelRemote(m *member) (string, error) {
 	switch {
 	case errors.Is(err, remote.ErrAlreadyFinished):
 		// It finished meanwhile: the next poll reads how.
-		select {
-		case l.poke <- struct{}{}:
-		default:
-		}
+		l.wake()
 		return "", nil
 	case err != nil:
 		return "", remoteCallErr(m.name, err)
@@ -732,11 +735,9 @@ func hRemoteAdd(ctx context.Context, sc *serverConn, params json.RawMessage) (an
 	info, perr := m.remote.conn.Probe(ctx)
 	res := RemoteAddResult{Probe: RemotePing{Name: p.Name, OK: perr == nil, LatencyMs: info.LatencyMs, Endpoint: info.Endpoint, Agent: info.Name}}
 	if perr != nil {
-		res.Probe.Error = remoteErrText(p.Name, perr)
+		res.Probe.Error = perr.Error()
 		if !p.Force {
-			m.remote.cancel()
-			m.remote.conn.Close()
-			close(m.remote.done)
+			m.remote.discard()
 			var ae *remote.AuthError
 			if errors.As(perr, &ae) {
 				return nil, exitcode.New(exitcode.Usage, "%s — nothing registered", ae.Error())
@@ -744,10 +745,10 @@ func hRemoteAdd(ctx context.Context, sc *serverConn, params json.RawMessage) (an
 			return nil, exitcode.New(exitcode.Infra, "%s — nothing registered; check the URL, or pass --force to register it anyway", res.Probe.Error)
 		}
 	} else {
+		// Not registered yet: nobody else sees the member, so no lock and no event.
 		now := time.Now()
-		m.remote.endpoint = info.Endpoint
-		m.remote.observed = now
-		m.reading = Reading{State: StateIdle, Authority: AuthorityRemote, AtMs: now.UnixMilli(), Rule: fmt.Sprintf("%s answered (%s); no task open", m.remote.host, ms(info.LatencyMs))}
+		m.remote.probedOK(info, now)
+		m.reading = m.remote.idleReading(info, now)
 		res.Card = info.Card
 	}
 	var putErr error
@@ -760,9 +761,7 @@ func hRemoteAdd(ctx context.Context, sc *serverConn, params json.RawMessage) (an
 		}
 	})
 	if putErr != nil {
-		m.remote.cancel()
-		m.remote.conn.Close()
-		close(m.remote.done)
+		m.remote.discard()
 		return nil, exitcode.New(exitcode.Infra, "cannot record %s in the manifest: %v (see `mosh herd doctor`)", p.Name, putErr)
 	}
 	d.registerRemote(m)
@@ -824,34 +823,14 @@ func hRemotePing(ctx context.Context, sc *serverConn, params json.RawMessage) (a
 	if err != nil {
 		return nil, err
 	}
-	l := m.remote
-	if p.Token != "" {
-		l.conn.SetToken(p.Token)
-	}
-	info, perr := l.conn.Probe(ctx)
-	now := time.Now()
+	sc.d.learnToken(m, p.Token)
+	info, perr := m.remote.conn.Probe(ctx)
 	res := RemotePing{Name: m.name, OK: perr == nil, LatencyMs: info.LatencyMs, Endpoint: info.Endpoint, Agent: info.Name}
-	sc.d.bus.mu.Lock()
-	if p.Token != "" {
-		l.hasToken = true
-	}
 	if perr != nil {
-		res.Error = remoteErrText(m.name, perr)
-		sc.d.remoteFailedLocked(m, perr, now)
-	} else {
-		l.answeredLocked(now)
-		if info.Endpoint != "" {
-			l.endpoint = info.Endpoint
-		}
-		if m.reading.State == StateUnknown && !l.following && l.runCancel == nil {
-			r := l.said
-			if r.State == "" {
-				r = Reading{State: StateIdle, Authority: AuthorityRemote}
-			}
-			r.AtMs, r.Rule = now.UnixMilli(), fmt.Sprintf("%s answered a ping (%s)", l.host, ms(info.LatencyMs))
-			sc.d.remotePublishLocked(m, r, nil)
-		}
+		res.Error = perr.Error()
 	}
+	sc.d.bus.mu.Lock()
+	sc.d.probedLocked(m, info, perr, time.Now())
 	sc.d.bus.mu.Unlock()
 	return res, nil
 }
@@ -868,9 +847,7 @@ func hRemoteCard(ctx context.Context, sc *serverConn, params json.RawMessage) (a
 	if m.remote.kind != remote.KindA2A {
 		return nil, exitcode.New(exitcode.Usage, "%s is a /run endpoint: only A2A members publish a card", m.name)
 	}
-	if p.Token != "" {
-		m.remote.conn.SetToken(p.Token)
-	}
+	sc.d.learnToken(m, p.Token)
 	info, err := m.remote.conn.Probe(ctx)
 	if err != nil {
 		return nil, remoteCallErr(m.name, err)
@@ -891,7 +868,7 @@ func (d *daemon) reviveRemote(r manifestRow) {
 	if d.tasks != nil {
 		if t, err := d.tasks.OpenTask(r.Name); err == nil && t.ID != "" {
 			if m.remote.kind == remote.KindA2A && t.RemoteTaskID != "" {
-				m.task = &openTask{id: t.ID, typed: true, sawActive: true}
+				m.task = &openTask{id: t.ID, typed: true}
 				m.remote.remoteTask, m.remote.remoteCtx, m.remote.following = t.RemoteTaskID, t.RemoteContextID, true
 				m.reading = Reading{State: StateWorking, Authority: AuthorityRemote, AtMs: time.Now().UnixMilli(),
 					Rule: "following task " + t.RemoteTaskID + " again after a daemon restart"}
