@@ -161,6 +161,19 @@ func durationArg(c *Call, i int, what string) (time.Duration, error) {
 	return durationValue(c, c.Arg(i), what)
 }
 
+// optDuration reads option key of o as durationValue does; def when o or the option is absent
+// (undefined or null).
+func optDuration(c *Call, o *goja.Object, key, what string, def time.Duration) (time.Duration, error) {
+	if o == nil {
+		return def, nil
+	}
+	v := o.Get(key)
+	if v == nil || goja.IsUndefined(v) || goja.IsNull(v) {
+		return def, nil
+	}
+	return durationValue(c, v, what)
+}
+
 func durationValue(c *Call, v goja.Value, what string) (time.Duration, error) {
 	switch x := v.Export().(type) {
 	case int64:

@@ -518,13 +518,9 @@ func init() {
 					}
 				}
 			}
-			timeout := herdWaitDefaultTimeout
-			if o != nil {
-				if v := o.Get("timeout"); v != nil && !goja.IsUndefined(v) && !goja.IsNull(v) {
-					if timeout, err = durationValue(c, v, "option timeout"); err != nil {
-						return Action{}, err
-					}
-				}
+			timeout, err := optDuration(c, o, "timeout", "option timeout", herdWaitDefaultTimeout)
+			if err != nil {
+				return Action{}, err
 			}
 			anyMode, nothrow := optBool(o, "any"), optBool(o, "nothrow")
 			mode := waitOne

@@ -3,8 +3,6 @@ package builtins
 import (
 	"context"
 
-	"github.com/dop251/goja"
-
 	"github.com/mosh-dev/mosh/herd"
 	"github.com/mosh-dev/mosh/herd/remote"
 )
@@ -67,12 +65,8 @@ func init() {
 			if opts.InputKey, err = optString(c, o, "inputKey"); err != nil {
 				return Action{}, err
 			}
-			if o != nil {
-				if v := o.Get("timeout"); v != nil && !goja.IsUndefined(v) && !goja.IsNull(v) {
-					if opts.Timeout, err = durationValue(c, v, "option timeout"); err != nil {
-						return Action{}, err
-					}
-				}
+			if opts.Timeout, err = optDuration(c, o, "timeout", "option timeout", 0); err != nil {
+				return Action{}, err
 			}
 			s := herdSessionFor(c)
 			opts.Token = s.getenv(remote.TokenVar(name))

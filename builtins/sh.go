@@ -118,13 +118,11 @@ func bindSh(c *Call) (Action, error) {
 				env[k] = ev.String()
 			}
 		}
-		if v := opts.Get("timeout"); v != nil && !goja.IsUndefined(v) && !goja.IsNull(v) {
-			d, err := durationValue(c, v, "timeout")
-			if err != nil {
-				return Action{}, err
-			}
-			spec.timeout = d
+		d, err := optDuration(c, opts, "timeout", "timeout", spec.timeout)
+		if err != nil {
+			return Action{}, err
 		}
+		spec.timeout = d
 		if v := opts.Get("input"); v != nil && !goja.IsUndefined(v) && !goja.IsNull(v) {
 			s, ok := v.Export().(string)
 			if !ok {
