@@ -120,16 +120,14 @@ func (b *Backend) Members(ctx context.Context) ([]a2a.Member, error) {
 
 // Member implements a2a.Backend.
 func (b *Backend) Member(ctx context.Context, name string) (a2a.Member, error) {
-	ms, err := b.k.members(ctx)
-	if err != nil {
+	m, err := b.row(ctx, name)
+	switch {
+	case errors.Is(err, a2a.ErrNoMember):
+		return a2a.Member{}, err
+	case err != nil:
 		return a2a.Member{}, b.wireErr(err)
 	}
-	for _, m := range ms {
-		if m.Name == name {
-			return toMember(m), nil
-		}
-	}
-	return a2a.Member{}, a2a.ErrNoMember
+	return toMember(m), nil
 }
 
 // row is the member's ps row.
