@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,6 +19,8 @@ import (
 	goa2a "github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2aclient"
 	"github.com/a2aproject/a2a-go/a2aclient/agentcard"
+
+	"github.com/mosh-dev/mosh/conformance/internal/fakeherd"
 )
 
 // The tests in this file drive a REAL `mosh herd serve` process over a real herd daemon whose
@@ -46,36 +47,17 @@ type liveHerd struct {
 func newLiveHerd(t *testing.T) *liveHerd {
 	t.Helper()
 	bin := t.TempDir()
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	for out, pkg := range map[string]string{"mosh": "../../cmd/mosh", "fakeengine": "../../herd/fakeengine"} {
-		if b, err := exec.Command(gobin, "build", "-o", filepath.Join(bin, out), pkg).CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", pkg, err, b)
-		}
-	}
-	// "claude" runs the fake engine without the engine's flags (--agent adds
-	// --dangerously-skip-permissions, which the fake does not take).
-	script := "#!/bin/sh\nexec '" + filepath.Join(bin, "fakeengine") + "'\n"
-	if err := os.WriteFile(filepath.Join(bin, "claude"), []byte(script), 0o755); err != nil {
+	if err := fakeherd.Build("../..", bin); err != nil {
 		t.Fatal(err)
 	}
 	home, err := os.MkdirTemp("", "mosh")
 	if err != nil {
 		t.Fatal(err)
 	}
-	settings := filepath.Join(home, "fake-settings.json")
-	if err := os.WriteFile(settings, []byte(`{"hooks":{}}`), 0o600); err != nil {
+	env, err := fakeherd.Env(home, bin)
+	if err != nil {
 		t.Fatal(err)
 	}
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if k != "HOME" && k != "MOSH_HOME" && k != "PATH" && !strings.HasPrefix(k, "MOSH_HERD_") && !strings.HasPrefix(k, "FAKEENGINE_") {
-			env = append(env, kv)
-		}
-	}
-	env = append(env, "HOME="+home, "MOSH_HOME="+home, "PATH="+bin+":"+os.Getenv("PATH"), "NO_COLOR=1",
-		"FAKEENGINE_TURN=150ms", "FAKEENGINE_TICK=50ms", "FAKEENGINE_SLOW=60s", "FAKEENGINE_NOTIFY_AFTER=0",
-		"FAKEENGINE_IDLE_NOTIFY=0", "FAKEENGINE_SETTINGS="+settings)
 	h := &liveHerd{t: t, mosh: filepath.Join(bin, "mosh"), home: home, env: env}
 	t.Cleanup(func() {
 		_, _ = h.run("herd", "daemon", "stop", "--yes")

@@ -16,11 +16,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mosh-dev/mosh/conformance/internal/fakeherd"
 )
 
 // cliSafety bounds every CLI call and every wait a test makes, so a broken daemon fails the
@@ -48,18 +49,7 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	for out, pkg := range map[string]string{"mosh": "./cmd/mosh", "fakeengine": "./herd/fakeengine"} {
-		cmd := exec.Command(gobin, "build", "-o", filepath.Join(dir, out), pkg)
-		cmd.Dir = repoRoot
-		if b, err := cmd.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "go build %s: %v\n%s", pkg, err, b)
-			return 1
-		}
-	}
-	// "claude" runs the fake engine without the real engine's flags.
-	wrapper := "#!/bin/sh\nexec '" + filepath.Join(dir, "fakeengine") + "'\n"
-	if err := os.WriteFile(filepath.Join(dir, "claude"), []byte(wrapper), 0o755); err != nil {
+	if err := fakeherd.Build(repoRoot, dir); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -81,21 +71,10 @@ func newHerd(t *testing.T) *herdHome {
 	if err != nil {
 		t.Fatal(err)
 	}
-	settings := filepath.Join(home, "fake-settings.json")
-	if err := os.WriteFile(settings, []byte(`{"hooks":{}}`), 0o600); err != nil {
+	env, err := fakeherd.Env(home, binDir)
+	if err != nil {
 		t.Fatal(err)
 	}
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if k == "HOME" || k == "MOSH_HOME" || k == "PATH" || strings.HasPrefix(k, "MOSH_") || strings.HasPrefix(k, "FAKEENGINE_") {
-			continue
-		}
-		env = append(env, kv)
-	}
-	env = append(env, "HOME="+home, "MOSH_HOME="+home, "PATH="+binDir+":"+os.Getenv("PATH"), "NO_COLOR=1",
-		"FAKEENGINE_TURN=150ms", "FAKEENGINE_TICK=50ms", "FAKEENGINE_SLOW=60s", "FAKEENGINE_NOTIFY_AFTER=0",
-		"FAKEENGINE_IDLE_NOTIFY=0", "FAKEENGINE_SETTINGS="+settings)
 	h := &herdHome{t: t, home: home, env: env}
 	t.Cleanup(func() {
 		h.run(nil, "herd", "daemon", "stop", "--yes")
