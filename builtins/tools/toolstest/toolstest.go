@@ -13,7 +13,9 @@
 //	                       $STANDIN_PIP_FAIL=1 prints 30 lines and fails; $STANDIN_PIP_YANKED=1
 //	                       prints pip's yanked warning
 //	gradient ARGS          prints "gradient ARGS" and, with `echo-stdin`, its stdin; exits
-//	                       with N for `exit N`; `--version` prints "gradient-adk 0.4.2"
+//	                       with N for `exit N`; `--version` prints "gradient-adk 0.4.2";
+//	                       `tty` says whether stdin and stdout are a terminal; `env` prints
+//	                       $GRADIENT_X and its working directory
 package toolstest
 
 import (
@@ -90,6 +92,7 @@ case "$1" in
 exit) echo "gradient exit $2"; echo "to stderr" >&2; exit "$2" ;;
 echo-stdin) echo "gradient $*"; cat; exit 0 ;;
 env) echo "GRADIENT_X=$GRADIENT_X"; pwd; exit 0 ;;
+tty) if [ -t 0 ] && [ -t 1 ]; then echo "tty: yes"; else echo "tty: no"; fi; exit 0 ;;
 esac
 echo "gradient $*"
 exit 0
