@@ -96,46 +96,56 @@ func bindSh(c *Call) (Action, error) {
 		return Action{}, err
 	}
 	env := scriptEnv(c)
-	if opts != nil {
-		if v := opts.Get("cwd"); v != nil && !goja.IsUndefined(v) && !goja.IsNull(v) {
-			s, ok := v.Export().(string)
-			if !ok || s == "" {
-				return Action{}, c.Misuse("cwd must be a directory path")
-			}
-			spec.cwd = s
-		}
-		if v := opts.Get("env"); v != nil && !goja.IsUndefined(v) && !goja.IsNull(v) {
-			o, ok := v.(*goja.Object)
-			if !ok || isArray(v) {
-				return Action{}, c.Misuse("env must be an object of strings")
-			}
-			for _, k := range o.Keys() {
-				ev := o.Get(k)
-				if goja.IsNull(ev) || goja.IsUndefined(ev) {
-					delete(env, k)
-					continue
-				}
-				env[k] = ev.String()
-			}
-		}
-		d, err := optDuration(c, opts, "timeout", "timeout", spec.timeout)
-		if err != nil {
-			return Action{}, err
-		}
-		spec.timeout = d
-		if v := opts.Get("input"); v != nil && !goja.IsUndefined(v) && !goja.IsNull(v) {
-			s, ok := v.Export().(string)
-			if !ok {
-				return Action{}, c.Misuse("input must be a string")
-			}
-			spec.input = &s
-		}
+	if err := readShOptions(c, opts, env, &spec); err != nil {
+		return Action{}, err
 	}
 	spec.env = envList(env)
 	return Action{
 		Do:     func(ctx context.Context) (any, error) { return runSh(ctx, spec) },
 		DryRun: shResult{OK: true, DryRun: true},
 	}, nil
+}
+
+// readShOptions reads the options object {cwd, env, timeout, input} of sh and gradient into
+// spec; env (the script's environment) receives the env option's changes.
+func readShOptions(c *Call, opts *goja.Object, env map[string]string, spec *shSpec) error {
+	if opts == nil {
+		return nil
+	}
+	if v := opts.Get("cwd"); v != nil && !goja.IsUndefined(v) && !goja.IsNull(v) {
+		s, ok := v.Export().(string)
+		if !ok || s == "" {
+			return c.Misuse("cwd must be a directory path")
+		}
+		spec.cwd = s
+	}
+	if v := opts.Get("env"); v != nil && !goja.IsUndefined(v) && !goja.IsNull(v) {
+		o, ok := v.(*goja.Object)
+		if !ok || isArray(v) {
+			return c.Misuse("env must be an object of strings")
+		}
+		for _, k := range o.Keys() {
+			ev := o.Get(k)
+			if goja.IsNull(ev) || goja.IsUndefined(ev) {
+				delete(env, k)
+				continue
+			}
+			env[k] = ev.String()
+		}
+	}
+	d, err := optDuration(c, opts, "timeout", "timeout", spec.timeout)
+	if err != nil {
+		return err
+	}
+	spec.timeout = d
+	if v := opts.Get("input"); v != nil && !goja.IsUndefined(v) && !goja.IsNull(v) {
+		s, ok := v.Export().(string)
+		if !ok {
+			return c.Misuse("input must be a string")
+		}
+		spec.input = &s
+	}
+	return nil
 }
 
 // scriptEnv is the environment a command inherits: the script's `env` object as it is now, so

@@ -15,7 +15,7 @@
 //	gradient ARGS          prints "gradient ARGS" and, with `echo-stdin`, its stdin; exits
 //	                       with N for `exit N`; `--version` prints "gradient-adk 0.4.2";
 //	                       `tty` says whether stdin and stdout are a terminal; `env` prints
-//	                       $GRADIENT_X and its working directory
+//	                       $GRADIENT_X and its working directory; `block F` waits for file F
 package toolstest
 
 import (
@@ -92,6 +92,7 @@ case "$1" in
 exit) echo "gradient exit $2"; echo "to stderr" >&2; exit "$2" ;;
 echo-stdin) echo "gradient $*"; cat; exit 0 ;;
 env) echo "GRADIENT_X=$GRADIENT_X"; pwd; exit 0 ;;
+block) while [ ! -f "$2" ]; do sleep 0.05; done; echo "unblocked"; exit 0 ;;
 tty) if [ -t 0 ] && [ -t 1 ]; then echo "tty: yes"; else echo "tty: no"; fi; exit 0 ;;
 esac
 echo "gradient $*"
@@ -101,7 +102,7 @@ exit 0
 // Dir is a directory of stand-ins.
 type Dir struct {
 	Bin  string // python3 and pip (add gradient with AddGradient); put it first on PATH
-	Util string // cp, mkdir, chmod, dirname, cat, pwd for the stand-ins
+	Util string // cp, mkdir, chmod, dirname, cat, pwd, sleep for the stand-ins
 	Log  string // the log every stand-in appends to
 }
 
@@ -125,7 +126,7 @@ func Write(t testing.TB) *Dir {
 	if err := os.MkdirAll(util, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"cp", "mkdir", "chmod", "dirname", "cat", "pwd"} {
+	for _, name := range []string{"cp", "mkdir", "chmod", "dirname", "cat", "pwd", "sleep"} {
 		real, err := exec.LookPath(name)
 		if err != nil {
 			t.Fatalf("the stand-ins need %s: %v", name, err)
