@@ -33,6 +33,31 @@
 // prompt, so markers of an older turn are never read as the current one.
 // Non-breaking spaces (Claude draws its input box with one) read as spaces.
 //
+// # The ADK dev server (gradient)
+//
+// `mosh herd run -- gradient agent run [--dev]` is a web server, not an
+// agent: nothing is ever typed into it, and uvicorn writes a request's
+// access line when the request has finished. Its two rules are marker rules
+// (the newest line wins) over the whole screen:
+//   - idle: "Uvicorn running on", "Application startup complete" and access
+//     lines of requests that did not fail (1xx–4xx): up, serving, and true
+//     both before traffic and after it.
+//   - blocked (no sub-kind): a Python traceback (its first line or its last,
+//     "SomeError: …", so one taller than the screen still counts), uvicorn's
+//     "Exception in ASGI application" / "Error loading ASGI app" /
+//     "Application startup failed", and 5xx access lines. The agent's code
+//     failed and someone has to read the traceback and fix it: that is what
+//     blocked means on the roster ("waiting on you — mosh attach NAME"), and
+//     what `mosh wait agent --state blocked` lets a script hand to the engine
+//     editing the code. It clears by itself when the server shows it serves
+//     again: a later request that did not fail, or a reload that completed.
+//
+// There is deliberately no working rule (the PRD's decision): a rule on the
+// access line would pin the member to working from the first request until
+// the line scrolled away. Before its first line the server reads unknown; a
+// server that exits is gone with its exit code (runtime). Watching a
+// deployed agent's state is `herd remote add … --kind run`.
+//
 // # Fusion (Tracker)
 //
 // Order of authority: a process exit (runtime) is final; then the newer of
