@@ -196,3 +196,38 @@ func TestTemplateList(t *testing.T) {
 		t.Fatalf("unknown template: %+v", o)
 	}
 }
+
+// BenchmarkGradientPassthrough is what `mosh gradient --version` costs over running the same
+// gradient program directly: mosh's start-up, the lookup and one more exec (and, for scale,
+// `mosh -e 0`).
+//
+//	go test ./cmd/mosh -run '^$' -bench GradientPassthrough -count 5
+func BenchmarkGradientPassthrough(b *testing.B) {
+	s := toolstest.Write(b)
+	bare := s.AddGradient(b)
+	home := b.TempDir()
+	env := []string{"HOME=" + home, "MOSH_HOME=" + filepath.Join(home, "mosh")}
+	for k, v := range s.Env(nil) {
+		env = append(env, k+"="+v)
+	}
+	for _, c := range []struct {
+		name string
+		argv []string
+		out  string
+	}{
+		{"bare", []string{bare, "--version"}, "gradient-adk 0.4.2\n"},
+		{"mosh", []string{moshBin, "gradient", "--version"}, "gradient-adk 0.4.2\n"},
+		// For scale: mosh starting and running an empty script.
+		{"mosh-e-0", []string{moshBin, "-e", "0"}, ""},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				cmd := exec.Command(c.argv[0], c.argv[1:]...)
+				cmd.Env = env
+				if out, err := cmd.Output(); err != nil || string(out) != c.out {
+					b.Fatalf("%v: %q %v", c.argv, out, err)
+				}
+			}
+		})
+	}
+}
