@@ -81,6 +81,9 @@ func TestInstallCLI(t *testing.T) {
 	if o.code != 0 || o.stdout != "✓ gradient — gradient-adk 0.4.2 in "+venv+"; run it with: mosh gradient --help\n" {
 		t.Fatalf("install: %+v", o)
 	}
+	if strings.Contains(o.stderr, "Collecting gradient-adk") {
+		t.Fatalf("off a terminal pip's output stays quiet unless it fails:\n%s", o.stderr)
+	}
 	if !strings.Contains(o.stderr, "note: "+filepath.Dir(link)+" is not on PATH") {
 		t.Fatalf("install must say the link's directory is not on PATH:\n%s", o.stderr)
 	}
@@ -138,11 +141,12 @@ func TestGradientPassthrough(t *testing.T) {
 	ts.run("", "gradient", "exit", "7").expect(t, "exit code", 7, "gradient exit 7\n", "to stderr\n")
 	ts.run("", "gradient", "--help", "--json", "-x").expect(t, "flags are the tool's", 0, "gradient --help --json -x\n", "")
 	ts.run("", "gradient", "--version").expect(t, "--version", 0, "gradient-adk 0.4.2\n", "")
+	ts.run("", "gradient", "signal").expect(t, "killed by a signal", 128+15, "", "")
 	ts.run("hello from stdin\n", "gradient", "echo-stdin").expect(t, "stdin", 0, "gradient echo-stdin\nhello from stdin\n", "")
 	ts.env = append(ts.env, "GRADIENT_X=42")
 	ts.dir = t.TempDir()
 	ts.run("", "gradient", "env").expect(t, "env and cwd", 0, "GRADIENT_X=42\n"+ts.dir+"\n", "")
-	if got := strings.Join(ts.s.Steps(t), "\n"); got != "gradient exit 7\ngradient --help --json -x\ngradient --version\ngradient echo-stdin\ngradient env" {
+	if got := strings.Join(ts.s.Steps(t), "\n"); got != "gradient exit 7\ngradient --help --json -x\ngradient --version\ngradient signal\ngradient echo-stdin\ngradient env" {
 		t.Fatalf("the installed gradient must be what ran:\n%s", got)
 	}
 
@@ -166,6 +170,35 @@ func TestGradientPassthrough(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "tty: yes") {
 		t.Fatalf("on a terminal, gradient must see one: %q", out.String())
+	}
+}
+
+// On a terminal pip draws its progress there: it gets the terminal itself, without
+// --progress-bar off.
+func TestInstallOnATerminalShowsPip(t *testing.T) {
+	ts := newToolSandbox(t)
+	cmd := exec.Command(moshBin, "install", "gradient")
+	cmd.Env = ts.env
+	f, err := pty.Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out syncBuffer
+	done := make(chan struct{})
+	go func() { _, _ = io.Copy(&out, f); close(done) }()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("install on a terminal: %v\n%s", err, out.String())
+	}
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+	}
+	if !strings.Contains(out.String(), "pip progress: on a terminal") || !strings.Contains(out.String(), "Successfully installed gradient-adk-0.4.2") {
+		t.Fatalf("pip's own output must reach the terminal:\n%s", out.String())
+	}
+	if got := strings.Join(ts.s.Steps(t), "\n"); !strings.Contains(got, "pip install --disable-pip-version-check --no-input gradient-adk\n") {
+		t.Fatalf("on a terminal pip keeps its progress bar:\n%s", got)
 	}
 }
 

@@ -15,7 +15,8 @@
 //	gradient ARGS          prints "gradient ARGS" and, with `echo-stdin`, its stdin; exits
 //	                       with N for `exit N`; `--version` prints "gradient-adk 0.4.2";
 //	                       `tty` says whether stdin and stdout are a terminal; `env` prints
-//	                       $GRADIENT_X and its working directory; `block F` waits for file F
+//	                       $GRADIENT_X and its working directory; `block F` waits for file F;
+//	                       `signal` kills itself with SIGTERM; pip says when its stdout is a terminal
 package toolstest
 
 import (
@@ -71,6 +72,7 @@ install)
     exit 1
   fi
   echo "Collecting gradient-adk"
+  if [ -t 1 ]; then echo "pip progress: on a terminal"; fi
   if [ "$STANDIN_PIP_YANKED" = 1 ]; then
     echo "WARNING: The candidate selected for download or install is a yanked version: 'gradient-adk' candidate (version ${STANDIN_ADK_VERSION:-0.4.2})" >&2
     echo "Reason for being yanked: broken release" >&2
@@ -93,6 +95,7 @@ exit) echo "gradient exit $2"; echo "to stderr" >&2; exit "$2" ;;
 echo-stdin) echo "gradient $*"; cat; exit 0 ;;
 env) echo "GRADIENT_X=$GRADIENT_X"; pwd; exit 0 ;;
 block) while [ ! -f "$2" ]; do sleep 0.05; done; echo "unblocked"; exit 0 ;;
+signal) kill -TERM $$; exit 0 ;;
 tty) if [ -t 0 ] && [ -t 1 ]; then echo "tty: yes"; else echo "tty: no"; fi; exit 0 ;;
 esac
 echo "gradient $*"
