@@ -128,6 +128,9 @@ func Install(ctx context.Context, t *Tool, opts Options) (*Result, error) {
 		in.step(Step{Step: "venv", Argv: venvArgv, Status: "done"})
 		if out, err := in.run(ctx, venvArgv, false); err != nil {
 			in.fail("venv")
+			if ctx.Err() != nil {
+				return res, err // interrupted: the cause, not an install failure
+			}
 			return res, &Error{Step: "venv", Msg: fmt.Sprintf("%s -m venv failed (%v)", py, err), Tail: tail(out),
 				Fix: fmt.Sprintf("install Python's venv module (Debian/Ubuntu: apt-get install python3-venv, or python%s-venv), then run `mosh install %s` again",
 					majorMinor(ver), t.Name)}
@@ -169,6 +172,9 @@ func Install(ctx context.Context, t *Tool, opts Options) (*Result, error) {
 		res.Warnings = append(res.Warnings, pipWarnings(out)...)
 		if err != nil {
 			in.fail("pip")
+			if ctx.Err() != nil {
+				return res, err
+			}
 			e := &Error{Step: "pip", Msg: fmt.Sprintf("pip install %s failed (%v)", t.Package, err),
 				Fix: fmt.Sprintf("fix what pip reports (network, proxy: PIP_INDEX_URL, disk), then run `mosh install %s` again", t.Name)}
 			if opts.Terminal {

@@ -89,11 +89,10 @@ func installCmd(gs *globalState) *cobra.Command {
 				if asJSON && res != nil {
 					_ = writeJSON(gs.Stdout, res)
 				}
-				var ie *tools.Error
-				if errors.As(err, &ie) || cmd.Context().Err() == nil {
-					return exitcode.Wrap(fmt.Errorf("install %s: %w", t.Name, err), exitcode.Infra)
+				if cmd.Context().Err() != nil {
+					return err // Ctrl-C: the cause carries 130
 				}
-				return err
+				return exitcode.Wrap(fmt.Errorf("install %s: %w", t.Name, err), exitcode.Infra)
 			}
 			if asJSON {
 				return writeJSON(gs.Stdout, res)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mosh-dev/mosh/builtins/tools"
 	"github.com/mosh-dev/mosh/builtins/tools/toolstest"
+	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // toolSandbox is a sandbox whose PATH holds only the stand-ins, with a local package index.
@@ -128,6 +129,37 @@ func TestInstallCLIFailures(t *testing.T) {
 	// Unknown tool and too many arguments: usage.
 	if o := ts.run("", "install", "gradle"); o.code != 1 || !strings.Contains(o.stderr, "it installs gradient") {
 		t.Fatalf("unknown tool: %+v", o)
+	}
+}
+
+// Ctrl-C while pip runs stops pip and exits 130, not 5.
+func TestInstallInterrupted(t *testing.T) {
+	ts := newTestState(t, "")
+	s := toolstest.Write(t)
+	ts.Env = s.Env(map[string]string{"HOME": ts.Env["HOME"], "MOSH_HOME": ts.Env["MOSH_HOME"],
+		"STANDIN_PIP_BLOCK": filepath.Join(t.TempDir(), "never"), "PIP_INDEX_URL": "http://127.0.0.1:1/simple"})
+	codec := make(chan exitcode.Code, 1)
+	go func() { codec <- execute(ts.globalState, []string{"install", "gradient"}) }()
+	sig := <-ts.signals
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		b, _ := os.ReadFile(s.Log)
+		if strings.Contains(string(b), "pip install") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pip install never started; log:\n%s\nstderr:\n%s", b, ts.stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	sig <- os.Interrupt
+	select {
+	case code := <-codec:
+		if code != exitcode.Interrupted || !strings.HasSuffix(ts.stderr.String(), "mosh: interrupted\n") {
+			t.Fatalf("exit %d, stderr:\n%s", code, ts.stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Ctrl-C did not stop the install")
 	}
 }
 

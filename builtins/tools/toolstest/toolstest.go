@@ -11,7 +11,7 @@
 //	pip show PKG           "Version: V" when installed, else exit 1
 //	pip install … PKG      installs $STANDIN_ADK_VERSION (default 0.4.2) and DIR/bin/gradient;
 //	                       $STANDIN_PIP_FAIL=1 prints 30 lines and fails; $STANDIN_PIP_YANKED=1
-//	                       prints pip's yanked warning
+//	                       prints pip's yanked warning; $STANDIN_PIP_BLOCK=F waits for file F
 //	gradient ARGS          prints "gradient ARGS" and, with `echo-stdin`, its stdin; exits
 //	                       with N for `exit N`; `--version` prints "gradient-adk 0.4.2";
 //	                       `tty` says whether stdin and stdout are a terminal; `env` prints
@@ -72,6 +72,7 @@ install)
     exit 1
   fi
   echo "Collecting gradient-adk"
+  if [ -n "$STANDIN_PIP_BLOCK" ]; then while [ ! -f "$STANDIN_PIP_BLOCK" ]; do sleep 0.05; done; fi
   if [ -t 1 ]; then echo "pip progress: on a terminal"; fi
   if [ "$STANDIN_PIP_YANKED" = 1 ]; then
     echo "WARNING: The candidate selected for download or install is a yanked version: 'gradient-adk' candidate (version ${STANDIN_ADK_VERSION:-0.4.2})" >&2
