@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -203,17 +204,52 @@ func get(t *testing.T, method, url string) int {
 	return resp.StatusCode
 }
 
-// newHerd builds mosh, writes the gradient command (run by py) next to it and returns a private
-// herd's environment with GRADIENT_TEST_PORT=port.
+var build struct {
+	once sync.Once
+	mosh string
+	err  error
+}
+
+// moshBinary builds mosh once for the package's tests.
+func moshBinary(t *testing.T) string {
+	t.Helper()
+	build.once.Do(func() {
+		dir, err := os.MkdirTemp("", "mosh-gradient-bin")
+		if err != nil {
+			build.err = err
+			return
+		}
+		root, _ := filepath.Abs("../..")
+		gobin := filepath.Join(goruntime.GOROOT(), "bin", "go")
+		cmd := exec.Command(gobin, "build", "-o", filepath.Join(dir, "mosh"), "./cmd/mosh")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			build.err = fmt.Errorf("go build mosh: %v\n%s", err, out)
+			return
+		}
+		build.mosh = filepath.Join(dir, "mosh")
+	})
+	if build.err != nil {
+		t.Fatal(build.err)
+	}
+	return build.mosh
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if build.mosh != "" {
+		os.RemoveAll(filepath.Dir(build.mosh))
+	}
+	os.Exit(code)
+}
+
+// newHerd puts mosh and the gradient command (run by py) in a directory of their own and returns
+// a private herd's environment.
 func newHerd(t *testing.T, py string) *herdEnv {
 	t.Helper()
 	bin := t.TempDir()
-	root, _ := filepath.Abs("../..")
-	gobin := filepath.Join(goruntime.GOROOT(), "bin", "go")
-	cmd := exec.Command(gobin, "build", "-o", filepath.Join(bin, "mosh"), "./cmd/mosh")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build mosh: %v\n%s", err, out)
+	if err := os.Symlink(moshBinary(t), filepath.Join(bin, "mosh")); err != nil {
+		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(bin, "gradient"), []byte("#!"+py+"\n"+gradientCmd), 0o755); err != nil {
 		t.Fatal(err)
