@@ -4,11 +4,13 @@ package main
 // and `mosh template list`.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -164,22 +166,49 @@ func passthroughCmd(gs *globalState, t *tools.Tool) *cobra.Command {
 			if err != nil {
 				return exitcode.Wrap(err, exitcode.Infra)
 			}
-			return runPassthrough(gs, bin, args)
+			return runPassthrough(cmd.Context(), gs, bin, args)
 		},
 	}
 }
 
 // runPassthrough runs bin with args on this process's streams (a terminal stays a terminal: an
-// *os.File is handed to the child as is) and returns its exit status. A Ctrl-C on the terminal
-// reaches the child itself (same process group); mosh waits for it to finish.
-func runPassthrough(gs *globalState, bin string, args []string) error {
+// *os.File is handed to the child as is) and returns its exit status. On a terminal a Ctrl-C
+// reaches the child itself (it is in the foreground process group) and mosh waits for it to
+// finish; off a terminal nothing else signals the child, so a Ctrl-C or SIGTERM to mosh is
+// passed on to it as SIGTERM, and mosh exits 130 once it has ended.
+func runPassthrough(ctx context.Context, gs *globalState, bin string, args []string) error {
 	c := exec.Command(bin, args...)
 	c.Stdin, c.Stdout, c.Stderr = gs.Stdin, gs.Stdout, gs.Stderr
 	c.Env = gs.Environ()
-	if err := c.Run(); err != nil {
+	if err := c.Start(); err != nil {
+		return exitcode.New(exitcode.Infra, "cannot run %s: %v (reinstall it: mosh install %s)", bin, err, filepath.Base(bin))
+	}
+	ended := make(chan struct{})
+	forwarded := false
+	var mu sync.Mutex
+	go func() {
+		select {
+		case <-ctx.Done():
+			if !gs.StdinTTY {
+				mu.Lock()
+				forwarded = true
+				mu.Unlock()
+				_ = c.Process.Signal(syscall.SIGTERM)
+			}
+		case <-ended:
+		}
+	}()
+	err := c.Wait()
+	close(ended)
+	mu.Lock()
+	defer mu.Unlock()
+	if forwarded {
+		return context.Cause(ctx)
+	}
+	if err != nil {
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) {
-			return exitcode.New(exitcode.Infra, "cannot run %s: %v (reinstall it: mosh install %s)", bin, err, filepath.Base(bin))
+			return exitcode.New(exitcode.Infra, "running %s: %v", bin, err)
 		}
 		code := ee.ExitCode()
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {

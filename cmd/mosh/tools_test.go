@@ -163,6 +163,39 @@ func TestInstallInterrupted(t *testing.T) {
 	}
 }
 
+// Off a terminal, Ctrl-C (or SIGTERM) to mosh reaches the child as SIGTERM: it must not keep
+// serving after mosh is gone.
+func TestGradientPassthroughInterrupted(t *testing.T) {
+	ts := newTestState(t, "")
+	s := toolstest.Write(t)
+	s.AddGradient(t)
+	ts.Env = s.Env(map[string]string{"HOME": ts.Env["HOME"], "MOSH_HOME": ts.Env["MOSH_HOME"]})
+	codec := make(chan exitcode.Code, 1)
+	go func() {
+		codec <- execute(ts.globalState, []string{"gradient", "block", filepath.Join(t.TempDir(), "never")})
+	}()
+	sig := <-ts.signals
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if b, _ := os.ReadFile(s.Log); strings.Contains(string(b), "gradient block") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("gradient never started")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	sig <- os.Interrupt
+	select {
+	case code := <-codec:
+		if code != exitcode.Interrupted {
+			t.Fatalf("exit %d, stderr:\n%s", code, ts.stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Ctrl-C did not end the passthrough: the child kept running")
+	}
+}
+
 func TestGradientPassthrough(t *testing.T) {
 	ts := newToolSandbox(t)
 	if o := ts.run("", "install", "gradient"); o.code != 0 {
