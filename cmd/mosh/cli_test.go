@@ -296,7 +296,7 @@ func TestBadInvocations(t *testing.T) {
 	s.run("", "run").expect(t, "run without a file", 1, "", "mosh: run needs a script: mosh run FILE.mosh [args...] (or - for stdin)\n")
 	s.run("", "scripts").expect(t, "a directory", 1, "", "mosh: scripts is a directory, not a script\n")
 	s.run("", "--timeout", "soon", "-e", "0").expect(t, "bad duration", 1, "",
-		"mosh: invalid argument \"soon\" for \"--timeout\" flag: \"soon\" is not a duration (write e.g. 500ms, 2s, 10m, 1h) (see 'mosh --help')\n")
+		"mosh: invalid value \"soon\" for --timeout: want a duration (500ms, 2s, 10m, 1h; a bare number is seconds) (see 'mosh --help')\n")
 	s.run("", "--max", "0", "-e", "0").expect(t, "--max 0", 1, "", "mosh: --max must be at least 1 (it bounds how many times alive reads true)\n")
 	s.run("", "help", "nothing-like-this").expect(t, "help unknown", 1, "",
 		"mosh: no help for \"nothing-like-this\": it is not a verb, a script function or a topic (run 'mosh commands')\n")
