@@ -205,7 +205,7 @@ func (in *install) wrap(v *Verb) func(goja.FunctionCall) goja.Value {
 			if res == nil {
 				res = map[string]any{"ok": true, "dryRun": true}
 			}
-			if v.Async {
+			if v.Async || v.Promise {
 				p, resolve, _ := vm.NewPromise()
 				_ = resolve(toJS(vm, res))
 				return vm.ToValue(p)
