@@ -3,8 +3,8 @@ package builtins
 import (
 	"fmt"
 	"os"
-	"strconv"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
