@@ -171,6 +171,9 @@ func (in *inspector) function(obj *goja.Object) string {
 	if name == "" {
 		return "[Function (anonymous)]"
 	}
+	if isGoSymbol(name) { // a Go function not installed under a name (nameGoFunctions)
+		return "[Function (native)]"
+	}
 	return "[Function: " + name + "]"
 }
 
