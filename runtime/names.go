@@ -23,8 +23,17 @@ func nameGoFunctions(vm *goja.Runtime) {
 }
 
 func nameIn(vm *goja.Runtime, o *goja.Object) {
+	// Read each property through its descriptor: a Get would run accessors (alive counts reads).
+	gopd, ok := goja.AssertFunction(vm.Get("Object").ToObject(vm).Get("getOwnPropertyDescriptor"))
+	if !ok {
+		return
+	}
 	for _, key := range o.GetOwnPropertyNames() {
-		fn, ok := o.Get(key).(*goja.Object)
+		d, err := gopd(goja.Undefined(), o, vm.ToValue(key))
+		if err != nil || goja.IsUndefined(d) {
+			continue
+		}
+		fn, ok := d.ToObject(vm).Get("value").(*goja.Object)
 		if !ok {
 			continue
 		}
