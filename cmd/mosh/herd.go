@@ -998,7 +998,7 @@ func (h *herdCLI) writeFields(kv [][2]string) error {
 	var b strings.Builder
 	for _, p := range kv {
 		if st.tty {
-			fmt.Fprintf(&b, "%-*s  %s\n", width+1, p[0]+":", p[1])
+			fmt.Fprintf(&b, "%-*s  %s\n", width+1, p[0]+":", escapeControls(p[1], ""))
 		} else {
 			fmt.Fprintf(&b, "%s\t%s\n", p[0], tsvField(p[1]))
 		}
