@@ -42,7 +42,7 @@ func wantedValue(typ string) string {
 	case "DUR", "duration":
 		return "a duration (500ms, 2s, 10m, 1h; a bare number is seconds)"
 	}
-	return "a " + typ
+	return "a value"
 }
 
 var cobraArgCount = regexp.MustCompile(`^accepts (\d+) arg\(s\), received (\d+)$`)
