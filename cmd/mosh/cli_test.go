@@ -206,7 +206,7 @@ func TestExampleVerbWithFlags(t *testing.T) {
 	s.run("", "greet", "--", "--loud").expect(t, "greet -- --loud", 0, "hello, world and --loud\n", "")
 	s.run("", "greet", "--bogus").expect(t, "unknown verb flag", 1, "", "mosh: unknown flag: --bogus (see 'mosh greet --help')\n")
 	s.run("", "greet", "--times", "many").expect(t, "bad int", 1, "",
-		"mosh: invalid argument \"many\" for \"--times\" flag: strconv.ParseInt: parsing \"many\": invalid syntax (see 'mosh greet --help')\n")
+		"mosh: invalid value \"many\" for --times: want a whole number (see 'mosh greet --help')\n")
 	o := s.run("", "help", "greet")
 	if o.code != 0 || !strings.Contains(o.stdout, "greet someone, optionally loudly") ||
 		!strings.Contains(o.stdout, "mosh greet [--name NAME] [--loud] [--times N] [--pause DUR] [OTHERS...]") ||
