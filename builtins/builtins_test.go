@@ -385,3 +385,19 @@ console.log(JSON.stringify(small))
 `, Config{})
 	expectOut(t, r, "true 0 65536 65536 true 1000000 300005\n"+`{"ok":true,"code":0,"stdout":"hi","stderr":""}`+"\n")
 }
+
+// BenchmarkShLargeOutput: a command writing 100 MB through sh (capture capped at 64 MiB).
+// go test ./builtins -run '^$' -bench ShLargeOutput -benchtime 3x
+func BenchmarkShLargeOutput(b *testing.B) {
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		var out, errb bytes.Buffer
+		err := runtime.Run(context.Background(), runtime.Script{Name: "b.mosh", Source: []byte(
+			`const r = await sh("head -c 100000000 /dev/zero"); if (r.stdout.length != 64 * 1024 * 1024 || !r.truncated) throw new Error("cap " + r.stdout.length)`)},
+			runtime.Options{Stdout: &out, Stderr: &errb, Env: map[string]string{"PATH": os.Getenv("PATH")},
+				Install: func(vu runtime.VU) error { return Install(vu, Config{}) }})
+		if err != nil {
+			b.Fatalf("%v %s", err, errb.String())
+		}
+	}
+}

@@ -297,6 +297,8 @@ func toJS(vm *goja.Runtime, v any) goja.Value {
 		return x
 	case string, bool, int, int64, float64:
 		return vm.ToValue(x)
+	case jsValuer:
+		return x.jsValue(vm)
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -308,6 +310,12 @@ func toJS(vm *goja.Runtime, v any) goja.Value {
 		return vm.ToValue(v)
 	}
 	return out
+}
+
+// jsValuer is a result that builds its JS value itself, skipping the JSON round trip (sh's
+// captured output can be 64 MiB per stream: through JSON it would be copied four times over).
+type jsValuer interface {
+	jsValue(vm *goja.Runtime) goja.Value
 }
 
 // formatArgs renders call arguments for narration: JSON, each cut to 60 characters.

@@ -52,6 +52,30 @@ type shResult struct {
 	StderrBytes int64 `json:"stderrBytes,omitempty"`
 }
 
+// jsValue builds the result object directly, in the field order (and omissions) of its JSON.
+func (r shResult) jsValue(vm *goja.Runtime) goja.Value {
+	o := vm.NewObject()
+	_ = o.Set("ok", r.OK)
+	_ = o.Set("code", r.Code)
+	_ = o.Set("stdout", r.Stdout)
+	_ = o.Set("stderr", r.Stderr)
+	if r.DryRun {
+		_ = o.Set("dryRun", true)
+	}
+	if r.TimedOut {
+		_ = o.Set("timedOut", true)
+	}
+	if r.Signal != "" {
+		_ = o.Set("signal", r.Signal)
+	}
+	if r.Truncated {
+		_ = o.Set("truncated", true)
+		_ = o.Set("stdoutBytes", r.StdoutBytes)
+		_ = o.Set("stderrBytes", r.StderrBytes)
+	}
+	return o
+}
+
 // shTimeoutCode is the exit code reported for a command killed by its timeout (GNU timeout's).
 const shTimeoutCode = 124
 
