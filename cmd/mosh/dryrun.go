@@ -210,8 +210,13 @@ func (h *herdCLI) dryRun(cmd *cobra.Command, asJSON bool, p herd.RunParams) erro
 	if p.Cwd != "" {
 		what += " in " + h.style().abbrevHome(p.Cwd)
 	}
-	p.Env = nil // the environment can hold secrets: never printed
-	return h.dryLaunch(cmd, asJSON, what, p, p.Name)
+	// The params without the environment: it can hold secrets and is never printed.
+	return h.dryLaunch(cmd, asJSON, what, struct {
+		Name   string   `json:"name,omitempty"`
+		Cwd    string   `json:"cwd,omitempty"`
+		Engine string   `json:"engine,omitempty"`
+		Argv   []string `json:"argv"`
+	}{p.Name, p.Cwd, p.Engine, p.Argv}, p.Name)
 }
 
 func (h *herdCLI) dryStart(cmd *cobra.Command, asJSON bool, p herd.StartParams) error {
@@ -219,17 +224,24 @@ func (h *herdCLI) dryStart(cmd *cobra.Command, asJSON bool, p herd.StartParams) 
 	if p.Name != "" {
 		what += " as member " + p.Name
 	}
-	if p.Agent {
+	switch {
+	case p.Agent && len(p.Args) > 0:
+		what += " with its autonomous flags and the arguments " + quoteArgs(p.Args)
+	case p.Agent:
 		what += " with its autonomous flags"
-	}
-	if len(p.Args) > 0 {
-		what += " with arguments " + quoteArgs(p.Args)
+	case len(p.Args) > 0:
+		what += " with the arguments " + quoteArgs(p.Args)
 	}
 	if p.Cwd != "" {
 		what += " in " + h.style().abbrevHome(p.Cwd)
 	}
-	p.Env = nil
-	return h.dryLaunch(cmd, asJSON, what, p, p.Name)
+	return h.dryLaunch(cmd, asJSON, what, struct {
+		Engine string   `json:"engine"`
+		Name   string   `json:"name,omitempty"`
+		Cwd    string   `json:"cwd,omitempty"`
+		Agent  bool     `json:"agent,omitempty"`
+		Args   []string `json:"args,omitempty"`
+	}{p.Engine, p.Name, p.Cwd, p.Agent, p.Args}, p.Name)
 }
 
 func (h *herdCLI) dryPrompt(cmd *cobra.Command, asJSON bool, name, text string, opts herd.PromptOptions) error {
