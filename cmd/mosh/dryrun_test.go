@@ -113,6 +113,7 @@ func TestDryRunSideEffectingVerbsChangeNothing(t *testing.T) {
 	if err := json.Unmarshal([]byte(e.ok("herd", "daemon", "status", "--json")), &st0); err != nil || !st0.Running {
 		t.Fatalf("daemon status: %v %+v", err, st0)
 	}
+	e.ok("herd", "remote", "add", "kept", "http://127.0.0.1:9/", "--force")
 	typed := filepath.Join(e.home, "typed-by-prompt")
 	keyed := filepath.Join(e.home, "typed-by-send-keys")
 
@@ -122,7 +123,7 @@ func TestDryRunSideEffectingVerbsChangeNothing(t *testing.T) {
 		says string
 	}{
 		{[]string{"kill", "sh1", "--dry-run"}, 0, "would kill sh1 (nothing done)"},
-		{[]string{"herd", "kill", "--all", "--dry-run"}, 0, "would kill quick, sh1"},
+		{[]string{"herd", "kill", "--all", "--dry-run"}, 0, "would kill quick, sh1 and cancel the open task of kept"},
 		{[]string{"herd", "prompt", "sh1", "touch " + typed, "--dry-run"}, 0, "would type"},
 		{[]string{"herd", "prompt", "sh1", "bad\x03text", "--dry-run"}, 1, "send-keys"},
 		{[]string{"herd", "send-keys", "sh1", "--dry-run", "--", "touch " + keyed, "Enter"}, 0, "would send"},
@@ -134,6 +135,9 @@ func TestDryRunSideEffectingVerbsChangeNothing(t *testing.T) {
 		{[]string{"herd", "daemon", "stop", "--dry-run"}, 1, "pass --yes"},
 		{[]string{"herd", "daemon", "stop", "--yes", "--dry-run"}, 0, "would stop the herd daemon"},
 		{[]string{"herd", "remote", "add", "far", "http://127.0.0.1:9/", "--force", "--dry-run"}, 0, "would register far"},
+		{[]string{"herd", "remote", "remove", "kept", "--dry-run"}, 0, "would deregister the remote member kept"},
+		{[]string{"herd", "remote", "add", "kept", "http://127.0.0.1:9/", "--dry-run"}, 1, "already exists"},
+		{[]string{"kill", "kept", "--dry-run"}, 0, "would cancel the open task of kept"},
 		{[]string{"herd", "hooks", "install", "claude", "--dry-run"}, 0, ""},
 		{[]string{"attach", "sh1", "--dry-run"}, 1, "cannot --dry-run"},
 		{[]string{"herd", "daemon", "--foreground", "--dry-run"}, 1, "cannot --dry-run"},
@@ -178,6 +182,9 @@ func TestDryRunSideEffectingVerbsChangeNothing(t *testing.T) {
 	}
 	if findMember(ms, "quick") == nil {
 		t.Error("prune --dry-run forgot quick")
+	}
+	if findMember(ms, "kept") == nil {
+		t.Error("remote remove --dry-run removed kept")
 	}
 	for _, n := range []string{"new1", "new2", "far"} {
 		if findMember(ms, n) != nil {
