@@ -401,3 +401,22 @@ func BenchmarkShLargeOutput(b *testing.B) {
 		}
 	}
 }
+
+// Issue 11: console.log(sh) printed [Function: github.com/…wrap.func1]; every builtin shows its
+// own name, in values, in String() and in stack frames.
+func TestBuiltinsShowTheirNames(t *testing.T) {
+	var calls []string
+	for _, info := range List() {
+		if info.Kind == "function" {
+			calls = append(calls, info.Name)
+		}
+	}
+	r := run(t, `
+const names = [`+`"`+strings.Join(calls, `","`)+`"`+`]
+const bad = names.filter(n => String(globalThis[n]) !== "function " + n + "() { [native code] }")
+console.log(bad.length, JSON.stringify(bad))
+console.log(sh, herdWait)
+try { herdKill("X") } catch (e) { console.log(e.stack.split("\n")[1].trim()) }
+`, Config{DryRun: true})
+	expectOut(t, r, "0 []\n[Function: sh] [Function: herdWait]\nat herdKill (native)\n")
+}

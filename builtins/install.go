@@ -59,7 +59,7 @@ func Install(vu runtime.VU, cfg Config) error {
 	verbs := append([]*Verb(nil), registry.verbs...)
 	registry.Unlock()
 	for _, v := range verbs {
-		fn := vm.ToValue(in.wrap(v))
+		fn := runtime.NameFunction(vm, vm.ToValue(in.wrap(v)), v.Name)
 		// Read-only so a stray `sh = …` cannot break later calls; configurable so a REPL `let`
 		// may still shadow a name.
 		if err := global.DefineDataProperty(v.Name, fn, goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE); err != nil {

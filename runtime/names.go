@@ -9,41 +9,20 @@ import (
 
 // A Go function handed to goja is named after its Go symbol
 // ("github.com/mosh-dev/mosh/builtins.Install.(*install).wrap.func1"), which then shows in
-// console.log(sh), String(sh) and stack frames. nameGoFunctions renames every such function
-// reachable from the global object (and from console and JSON) after the key it is installed
-// under, so a script sees [Function: sh].
-func nameGoFunctions(vm *goja.Runtime) {
-	global := vm.GlobalObject()
-	nameIn(vm, global)
-	for _, holder := range []string{"console", "JSON"} {
-		if o, ok := global.Get(holder).(*goja.Object); ok {
-			nameIn(vm, o)
-		}
+// console.log(sh), String(sh) and stack frames. Every Go function a script can reach is named
+// where it is installed instead (NameFunction, setNamed), so a script sees [Function: sh].
+
+// NameFunction gives a Go function value the JS name a script knows it by. It returns fn.
+func NameFunction(vm *goja.Runtime, fn goja.Value, name string) goja.Value {
+	if o, ok := fn.(*goja.Object); ok {
+		_ = o.DefineDataProperty("name", vm.ToValue(name), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
 	}
+	return fn
 }
 
-func nameIn(vm *goja.Runtime, o *goja.Object) {
-	// Read each property through its descriptor: a Get would run accessors (alive counts reads).
-	gopd, ok := goja.AssertFunction(vm.Get("Object").ToObject(vm).Get("getOwnPropertyDescriptor"))
-	if !ok {
-		return
-	}
-	for _, key := range o.GetOwnPropertyNames() {
-		d, err := gopd(goja.Undefined(), o, vm.ToValue(key))
-		if err != nil || goja.IsUndefined(d) {
-			continue
-		}
-		fn, ok := d.ToObject(vm).Get("value").(*goja.Object)
-		if !ok {
-			continue
-		}
-		if _, isFn := goja.AssertFunction(fn); !isFn {
-			continue
-		}
-		if n := fn.Get("name"); n != nil && isGoSymbol(n.String()) {
-			_ = fn.DefineDataProperty("name", vm.ToValue(key), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE)
-		}
-	}
+// setNamed sets obj[name] to the Go function fn, named name.
+func setNamed(vm *goja.Runtime, obj *goja.Object, name string, fn func(goja.FunctionCall) goja.Value) {
+	must(obj.Set(name, NameFunction(vm, vm.ToValue(fn), name)))
 }
 
 // isGoSymbol reports whether a function name is a Go symbol rather than a JS name.

@@ -192,7 +192,6 @@ func run(parent context.Context, s Script, o Options) error {
 				return exitcode.Wrap(err, exitcode.Infra)
 			}
 		}
-		nameGoFunctions(v.vm)
 		res, err := v.vm.RunProgram(c.prog)
 		if err != nil || !c.async {
 			return err

@@ -45,7 +45,6 @@ func NewSession(ctx context.Context, name string, o Options) (*Session, error) {
 			return nil, exitcode.Wrap(err, exitcode.Infra)
 		}
 	}
-	_ = s.Do(func(vm *goja.Runtime) error { nameGoFunctions(vm); return nil })
 	return s, nil
 }
 
