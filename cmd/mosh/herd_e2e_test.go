@@ -835,7 +835,12 @@ func TestHerdAttachThroughPty(t *testing.T) {
 	if !strings.Contains(p.output(), "detached from att") {
 		t.Fatalf("detach message missing:\n%s", p.output())
 	}
-	if m := findMember(e.ps(), "att"); m == nil || !m.Alive || m.Attached != 0 {
+	// The daemon sees the attach connection close on its own time: wait for that, not a sleep.
+	eventually(t, "the member runs on, detached", func() (bool, string) {
+		m := findMember(e.ps(), "att")
+		return m != nil && m.Alive && m.Attached == 0, fmt.Sprintf("%+v", m)
+	})
+	if m := findMember(e.ps(), "att"); m == nil || !m.Alive {
 		t.Fatalf("the member keeps running after detach: %+v", m)
 	}
 
