@@ -369,3 +369,54 @@ func TestListIncludesBaseVocabulary(t *testing.T) {
 		t.Errorf("readJSON = %+v", i)
 	}
 }
+
+// sh keeps at most maxCapture bytes per stream, keeps draining the child so it finishes, and
+// says it cut the output (issue 11: 100 MB came back whole, 3.7 GB RSS, because os/exec's copy
+// went through the embedded bytes.Buffer's ReadFrom around the cap).
+func TestShCapsCaptureAndDrains(t *testing.T) {
+	old := maxCapture
+	maxCapture = 64 << 10
+	t.Cleanup(func() { maxCapture = old })
+	r := run(t, `
+const r = await sh("head -c 1000000 /dev/zero; head -c 300000 /dev/zero >&2; echo tail >&2")
+console.log(r.ok, r.code, r.stdout.length, r.stderr.length, r.truncated, r.stdoutBytes, r.stderrBytes)
+const small = await sh("printf hi")
+console.log(JSON.stringify(small))
+`, Config{})
+	expectOut(t, r, "true 0 65536 65536 true 1000000 300005\n"+`{"ok":true,"code":0,"stdout":"hi","stderr":""}`+"\n")
+}
+
+// BenchmarkShLargeOutput: a command writing 100 MB through sh (capture capped at 64 MiB).
+// go test ./builtins -run '^$' -bench ShLargeOutput -benchtime 3x
+func BenchmarkShLargeOutput(b *testing.B) {
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		var out, errb bytes.Buffer
+		err := runtime.Run(context.Background(), runtime.Script{Name: "b.mosh", Source: []byte(
+			`const r = await sh("head -c 100000000 /dev/zero"); if (r.stdout.length != 64 * 1024 * 1024 || !r.truncated) throw new Error("cap " + r.stdout.length)`)},
+			runtime.Options{Stdout: &out, Stderr: &errb, Env: map[string]string{"PATH": os.Getenv("PATH")},
+				Install: func(vu runtime.VU) error { return Install(vu, Config{}) }})
+		if err != nil {
+			b.Fatalf("%v %s", err, errb.String())
+		}
+	}
+}
+
+// Issue 11: console.log(sh) printed [Function: github.com/…wrap.func1]; every builtin shows its
+// own name, in values, in String() and in stack frames.
+func TestBuiltinsShowTheirNames(t *testing.T) {
+	var calls []string
+	for _, info := range List() {
+		if info.Kind == "function" {
+			calls = append(calls, info.Name)
+		}
+	}
+	r := run(t, `
+const names = [`+`"`+strings.Join(calls, `","`)+`"`+`]
+const bad = names.filter(n => String(globalThis[n]) !== "function " + n + "() { [native code] }")
+console.log(bad.length, JSON.stringify(bad))
+console.log(sh, herdWait)
+try { herdKill("X") } catch (e) { console.log(e.stack.split("\n")[1].trim()) }
+`, Config{DryRun: true})
+	expectOut(t, r, "0 []\n[Function: sh] [Function: herdWait]\nat herdKill (native)\n")
+}

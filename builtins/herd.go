@@ -475,7 +475,7 @@ func init() {
 	})
 
 	Register(&Verb{
-		Name: "herdWait", Group: "herd", SideEffect: true,
+		Name: "herdWait", Group: "herd", SideEffect: true, Promise: true,
 		Usage:   "herdWait(name | [names], {states, timeout, any, nothrow})",
 		Summary: "a promise: one name → the state it reached; {any} → the winner; several → [{name, outcome, state}]",
 		Detail: "states default to blocked, done and idle; timeout is ms or a duration (default 30m, 0 = never).\n" +

@@ -1,8 +1,10 @@
 package builtins
 
 import (
+	"fmt"
 	"os"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -118,5 +120,59 @@ func TestHerdWaitOptions(t *testing.T) {
 		if o.Any != c.any || o.All != c.all || o.Timeout != c.want || !reflect.DeepEqual(o.States, []string{"done"}) {
 			t.Errorf("waitOptions(%d, %v) = %+v", c.mode, c.timeout, o)
 		}
+	}
+}
+
+// Under --dry-run every side-effecting builtin returns its usual type: a promise when it
+// returns one for real (issue 11: herdWait returned a bare string, so .then() threw).
+func TestDryRunKeepsEveryVerbsReturnType(t *testing.T) {
+	calls := map[string]string{
+		"sh":               `sh("true")`,
+		"shell":            `shell("true")`,
+		"writeText":        `writeText(dir + "/a", "x")`,
+		"writeJSON":        `writeJSON(dir + "/b", {})`,
+		"mkdir":            `mkdir(dir + "/c")`,
+		"removeFile":       `removeFile(dir + "/d")`,
+		"herdStart":        `herdStart("claude", {name: "api"})`,
+		"herdRun":          `herdRun("make test", {name: "build"})`,
+		"herdPrompt":       `herdPrompt("api", "hi")`,
+		"herdWait":         `herdWait("api")`,
+		"herdKill":         `herdKill("api")`,
+		"herdSendKeys":     `herdSendKeys("api", "Enter")`,
+		"herdRemoteAdd":    `herdRemoteAdd("far", "http://127.0.0.1:9/")`,
+		"herdRemoteRemove": `herdRemoteRemove("far")`,
+	}
+	var src strings.Builder
+	src.WriteString("const dir = " + strconv.Quote(t.TempDir()) + "\nconst out = []\n")
+	var names []string
+	for _, info := range List() {
+		if !info.SideEffect {
+			continue
+		}
+		call, ok := calls[info.Name]
+		if !ok {
+			t.Errorf("side-effecting builtin %s has no dry-run call in this test: add one", info.Name)
+			continue
+		}
+		names = append(names, info.Name)
+		fmt.Fprintf(&src, "out.push(%q + ' ' + ((%s) instanceof Promise) + ' ' + %t)\n", info.Name, call, info.Async)
+	}
+	src.WriteString("console.log(out.join('\\n'))\n")
+	r := run(t, src.String(), Config{DryRun: true, Env: map[string]string{"PATH": os.Getenv("PATH"), "HOME": t.TempDir()}})
+	if r.err != nil {
+		t.Fatalf("%v\n%s", r.err, r.stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) != len(names) {
+		t.Fatalf("want %d lines, got %q", len(names), r.stdout)
+	}
+	for _, l := range lines {
+		f := strings.Fields(l)
+		if f[1] != f[2] {
+			t.Errorf("%s under --dry-run: returns a promise = %s, but it is documented (and returns for real) as promise = %s", f[0], f[1], f[2])
+		}
+	}
+	if r := run(t, `herdWait("api").then(s => console.log("then", s))`, Config{DryRun: true}); r.err != nil || r.stdout != "then idle\n" {
+		t.Fatalf("herdWait(...).then under --dry-run: %v %q %s", r.err, r.stdout, r.stderr)
 	}
 }

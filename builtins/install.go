@@ -59,7 +59,7 @@ func Install(vu runtime.VU, cfg Config) error {
 	verbs := append([]*Verb(nil), registry.verbs...)
 	registry.Unlock()
 	for _, v := range verbs {
-		fn := vm.ToValue(in.wrap(v))
+		fn := runtime.NameFunction(vm, vm.ToValue(in.wrap(v)), v.Name)
 		// Read-only so a stray `sh = …` cannot break later calls; configurable so a REPL `let`
 		// may still shadow a name.
 		if err := global.DefineDataProperty(v.Name, fn, goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE); err != nil {
@@ -205,7 +205,7 @@ func (in *install) wrap(v *Verb) func(goja.FunctionCall) goja.Value {
 			if res == nil {
 				res = map[string]any{"ok": true, "dryRun": true}
 			}
-			if v.Async {
+			if v.Async || v.Promise {
 				p, resolve, _ := vm.NewPromise()
 				_ = resolve(toJS(vm, res))
 				return vm.ToValue(p)
@@ -297,6 +297,8 @@ func toJS(vm *goja.Runtime, v any) goja.Value {
 		return x
 	case string, bool, int, int64, float64:
 		return vm.ToValue(x)
+	case jsValuer:
+		return x.jsValue(vm)
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -308,6 +310,12 @@ func toJS(vm *goja.Runtime, v any) goja.Value {
 		return vm.ToValue(v)
 	}
 	return out
+}
+
+// jsValuer is a result that builds its JS value itself, skipping the JSON round trip (sh's
+// captured output can be 64 MiB per stream: through JSON it would be copied four times over).
+type jsValuer interface {
+	jsValue(vm *goja.Runtime) goja.Value
 }
 
 // formatArgs renders call arguments for narration: JSON, each cut to 60 characters.

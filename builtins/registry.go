@@ -25,7 +25,8 @@
 //   - An Async verb returns a promise (runtime.Async); its Do runs on its own goroutine, must not
 //     touch the VM and must honour ctx (cancelled on Ctrl-C, --timeout and the end of the run).
 //   - A SideEffect verb under --dry-run prints "▶ name(args) → would run" on stderr and returns
-//     Action.DryRun (default {ok:true, dryRun:true}) without calling Do.
+//     Action.DryRun (default {ok:true, dryRun:true}) without calling Do; in a resolved promise
+//     when the verb returns a promise (Async or Promise), so its type never changes.
 //   - Results are converted to plain JS values (objects keep struct field order or sorted map
 //     keys), and a panic in Go code becomes an error, never a crash.
 package builtins
@@ -50,6 +51,10 @@ type Verb struct {
 	Read       bool // failures of the work resolve to Empty instead of throwing
 	Async      bool // returns a promise; Do runs on its own goroutine
 	SideEffect bool // narrated and skipped under --dry-run
+	// Promise: a sync verb whose Do builds and returns a promise itself (herdWait decorates its
+	// rejection); under --dry-run its narrated result is resolved in a promise too, so a script
+	// sees the same type either way.
+	Promise bool
 
 	// Empty is what a Read verb returns on failure: nil for null, EmptyList for [], or any value.
 	Empty any
@@ -152,7 +157,7 @@ func List() []Info {
 	sort.SliceStable(verbs, func(i, j int) bool { return groupRank(verbs[i].Group) < groupRank(verbs[j].Group) })
 	for _, v := range verbs {
 		out = append(out, Info{Name: v.Name, Kind: "function", Group: v.Group, Usage: v.Usage, Summary: v.Summary, Detail: v.Detail,
-			Async: v.Async, Read: v.Read, SideEffect: v.SideEffect})
+			Async: v.Async || v.Promise, Read: v.Read, SideEffect: v.SideEffect})
 	}
 	return out
 }

@@ -29,7 +29,8 @@ func init() {
 				"Options: cwd (directory), env (added to the global env object; null removes a variable),",
 				"timeout (ms or \"2s\": the process group is killed and the result is",
 				"{ok:false, code:124, timedOut:true}), input (a string fed to stdin; default: none).",
-				"Output is captured, up to 64 MiB per stream (then .truncated is true).",
+				"Output is captured, up to 64 MiB per stream; the rest is read and dropped, and then .truncated is\n" +
+					"true with .stdoutBytes and .stderrBytes the sizes the command really wrote.",
 			}, "\n"),
 			Bind: bindSh,
 		})
@@ -46,13 +47,41 @@ type shResult struct {
 	TimedOut  bool   `json:"timedOut,omitempty"`
 	Signal    string `json:"signal,omitempty"`
 	Truncated bool   `json:"truncated,omitempty"`
+	// With truncated: how many bytes each stream really wrote (only the first 64 MiB are kept).
+	StdoutBytes int64 `json:"stdoutBytes,omitempty"`
+	StderrBytes int64 `json:"stderrBytes,omitempty"`
+}
+
+// jsValue builds the result object directly, in the field order (and omissions) of its JSON.
+func (r shResult) jsValue(vm *goja.Runtime) goja.Value {
+	o := vm.NewObject()
+	_ = o.Set("ok", r.OK)
+	_ = o.Set("code", r.Code)
+	_ = o.Set("stdout", r.Stdout)
+	_ = o.Set("stderr", r.Stderr)
+	if r.DryRun {
+		_ = o.Set("dryRun", true)
+	}
+	if r.TimedOut {
+		_ = o.Set("timedOut", true)
+	}
+	if r.Signal != "" {
+		_ = o.Set("signal", r.Signal)
+	}
+	if r.Truncated {
+		_ = o.Set("truncated", true)
+		_ = o.Set("stdoutBytes", r.StdoutBytes)
+		_ = o.Set("stderrBytes", r.StderrBytes)
+	}
+	return o
 }
 
 // shTimeoutCode is the exit code reported for a command killed by its timeout (GNU timeout's).
 const shTimeoutCode = 124
 
-// maxCapture bounds each captured stream so a runaway command cannot exhaust memory.
-const maxCapture = 64 << 20
+// maxCapture bounds each captured stream so a runaway command cannot exhaust memory (a
+// variable only so tests can lower it).
+var maxCapture = 64 << 20
 
 type shSpec struct {
 	argv    []string // direct argv; nil when script is set
@@ -229,6 +258,9 @@ func runSh(ctx context.Context, spec shSpec) (any, error) {
 	}
 	waitErr := cmd.Wait()
 	res := shResult{Stdout: stdout.String(), Stderr: stderr.String(), Truncated: stdout.truncated || stderr.truncated}
+	if res.Truncated {
+		res.StdoutBytes, res.StderrBytes = stdout.total, stderr.total
+	}
 	if ctx.Err() != nil {
 		return nil, context.Cause(ctx)
 	}
@@ -277,25 +309,31 @@ func signalName(s syscall.Signal) string {
 	return fmt.Sprintf("signal %d", int(s))
 }
 
-// capped is a buffer that keeps the first maxCapture bytes and drops the rest (still reading,
-// so the command never blocks on a full pipe).
+// capped keeps the first maxCapture bytes of a stream and drops the rest while still
+// consuming it, so the command never blocks on a full pipe and a runaway command cannot exhaust
+// memory. It deliberately is not a bytes.Buffer (nor embeds one): os/exec copies a child's
+// output with io.Copy, which would use an embedded Buffer's ReadFrom and bypass the cap.
 type capped struct {
-	bytes.Buffer
+	buf       bytes.Buffer
+	total     int64 // every byte the command wrote, kept or not
 	truncated bool
 }
 
 func (c *capped) Write(p []byte) (int, error) {
-	room := maxCapture - c.Len()
+	c.total += int64(len(p))
+	room := maxCapture - c.buf.Len()
 	if room <= 0 {
-		c.truncated = len(p) > 0 || c.truncated
+		c.truncated = c.truncated || len(p) > 0
 		return len(p), nil
 	}
 	if len(p) > room {
-		c.Buffer.Write(p[:room])
+		c.buf.Write(p[:room])
 		c.truncated = true
 		return len(p), nil
 	}
-	return c.Buffer.Write(p)
+	return c.buf.Write(p)
 }
+
+func (c *capped) String() string { return c.buf.String() }
 
 var _ io.Writer = (*capped)(nil)

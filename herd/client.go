@@ -370,17 +370,7 @@ func (c *Client) Wait(ctx context.Context, names []string, opts WaitOptions) (*W
 	if err := c.call(ctx, MethodWait, p, &r); err != nil {
 		return &r, err
 	}
-	subject := r.Winner
-	if subject == "" && len(names) == 1 {
-		subject = names[0]
-	}
-	state := ""
-	for _, o := range r.Results {
-		if o.Name == subject {
-			state = o.State
-		}
-	}
-	return &r, outcomeError(r.Outcome, subject, state)
+	return &r, c.waitError(ctx, &r, opts.States)
 }
 
 // outcomeError maps a wait outcome to its exit-coded error (nil for matched).

@@ -330,6 +330,9 @@ func hPrompt(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 	if err := decode(MethodPrompt, params, &p); err != nil {
 		return nil, err
 	}
+	if err := CheckPromptText(p.Text); err != nil {
+		return nil, err
+	}
 	d := sc.d
 	m, err := d.liveMember(p.Name)
 	if err != nil {

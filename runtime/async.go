@@ -15,8 +15,8 @@ import (
 type OnLoop func(vm *goja.Runtime) (goja.Value, error)
 
 // Async runs work on its own goroutine and returns a promise settled on the loop goroutine:
-// resolved with vu.Runtime().ToValue(v) (or OnLoop's value), or rejected with a GoError whose
-// stack names the JS call site of the builtin that called Async ("GoError: boom\n    at
+// resolved with vu.Runtime().ToValue(v) (or OnLoop's value), or rejected with an Error whose
+// stack names the JS call site of the builtin that called Async ("Error: boom\n    at
 // hello.mosh:3:5"). work receives the run's context: it is cancelled on Ctrl-C, timeout and
 // when the script ends, and work must return soon after. A panic in work rejects the promise
 // instead of crashing the process.
@@ -73,7 +73,7 @@ func CallSite(vm *goja.Runtime) []goja.StackFrame {
 	return out
 }
 
-// NewError makes a JS GoError for err (err stays reachable as the error's `value`), with its
+// NewError makes a JS error for err (a GoError named Error) (err stays reachable as the error's `value`), with its
 // stack set to site when site is non-empty. An error that already is a JS exception is
 // returned as its JS value, so rethrowing keeps the original error.
 func NewError(vm *goja.Runtime, err error, site []goja.StackFrame) goja.Value {
@@ -81,17 +81,18 @@ func NewError(vm *goja.Runtime, err error, site []goja.StackFrame) goja.Value {
 	if errors.As(err, &ex) {
 		return ex.Value()
 	}
-	obj := vm.NewGoError(err)
+	obj := newGoError(vm, err)
 	if len(site) > 0 {
 		var b strings.Builder
-		fmt.Fprintf(&b, "GoError: %s", err.Error())
+		fmt.Fprintf(&b, "Error: %s", err.Error())
 		for i := range site {
 			p := site[i].Position()
 			b.WriteString("\n\tat ")
+			file := displayFile(p.Filename)
 			if fn := site[i].FuncName(); fn != "" && fn != "<anonymous>" {
-				fmt.Fprintf(&b, "%s (%s:%d:%d)", fn, p.Filename, p.Line, p.Column)
+				fmt.Fprintf(&b, "%s (%s:%d:%d)", fn, file, p.Line, p.Column)
 			} else {
-				fmt.Fprintf(&b, "%s:%d:%d", p.Filename, p.Line, p.Column)
+				fmt.Fprintf(&b, "%s:%d:%d", file, p.Line, p.Column)
 			}
 		}
 		_ = obj.DefineDataProperty("stack", vm.ToValue(b.String()), goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)

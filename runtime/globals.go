@@ -18,17 +18,18 @@ import (
 func installGlobals(v *vu) {
 	vm := v.vm
 	must(vm.Set("console", newConsole(v)))
-	must(vm.Set("setTimeout", func(call goja.FunctionCall) goja.Value { return setTimer(v, call, false) }))
-	must(vm.Set("setInterval", func(call goja.FunctionCall) goja.Value { return setTimer(v, call, true) }))
+	global := vm.GlobalObject()
+	setNamed(vm, global, "setTimeout", func(call goja.FunctionCall) goja.Value { return setTimer(v, call, false) })
+	setNamed(vm, global, "setInterval", func(call goja.FunctionCall) goja.Value { return setTimer(v, call, true) })
 	clear := func(call goja.FunctionCall) goja.Value {
 		if id := call.Argument(0); !goja.IsUndefined(id) && !goja.IsNull(id) {
 			v.loop.clearTimer(id.ToInteger())
 		}
 		return goja.Undefined()
 	}
-	must(vm.Set("clearTimeout", clear))
-	must(vm.Set("clearInterval", clear))
-	must(vm.Set("exit", func(call goja.FunctionCall) goja.Value {
+	setNamed(vm, global, "clearTimeout", clear)
+	setNamed(vm, global, "clearInterval", func(call goja.FunctionCall) goja.Value { return clear(call) })
+	setNamed(vm, global, "exit", func(call goja.FunctionCall) goja.Value {
 		code := 0
 		if a := call.Argument(0); !goja.IsUndefined(a) {
 			f := a.ToFloat()
@@ -40,7 +41,7 @@ func installGlobals(v *vu) {
 		v.loop.exit = &exitRequest{code: code}
 		vm.Interrupt(v.loop.exit)
 		return goja.Undefined()
-	}))
+	})
 	// queueMicrotask rides on the promise job queue so it interleaves with promise reactions in
 	// the order the spec gives them. A throwing task surfaces as an unhandled rejection. The JS
 	// half is compiled and run on first use: most scripts never call it, and every process start
@@ -74,7 +75,7 @@ func fixJSONStringifyIndent(vm *goja.Runtime) {
 	if !ok {
 		return
 	}
-	must(jsonObj.Set("stringify", func(call goja.FunctionCall) goja.Value {
+	setNamed(vm, jsonObj, "stringify", func(call goja.FunctionCall) goja.Value {
 		gap := jsonGap(call.Argument(2))
 		if gap == "" {
 			return must1(native(goja.Undefined(), call.Arguments...))
@@ -88,7 +89,7 @@ func fixJSONStringifyIndent(vm *goja.Runtime) {
 			return compact // cannot happen for goja's own output; never lose the value
 		}
 		return vm.ToValue(out.String())
-	}))
+	})
 }
 
 // must1 rethrows a JS exception from a native call unchanged (it is already a goja value).
@@ -175,7 +176,7 @@ func newConsole(v *vu) *goja.Object {
 		"log": stdout, "info": stdout, "debug": stdout, "trace": stderr,
 		"warn": stderr, "error": stderr,
 	} {
-		must(c.Set(name, out(w)))
+		setNamed(v.vm, c, name, out(w))
 	}
 	return c
 }

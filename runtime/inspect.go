@@ -171,6 +171,9 @@ func (in *inspector) function(obj *goja.Object) string {
 	if name == "" {
 		return "[Function (anonymous)]"
 	}
+	if isGoSymbol(name) { // a Go function installed without NameFunction
+		return "[Function (native)]"
+	}
 	return "[Function: " + name + "]"
 }
 

@@ -7,8 +7,8 @@ import (
 	"github.com/dop251/goja"
 )
 
-// Throw ends the current builtin call with a JS exception that scripts can catch: a GoError
-// carrying err (err is reachable as the error's `value`). Builtins must throw this way: a Go
+// Throw ends the current builtin call with a JS exception that scripts can catch: an Error
+// (goja's GoError, named Error) carrying err (err is reachable as the error's `value`). Builtins must throw this way: a Go
 // panic with anything but a goja value is not a JS exception (goja would let it crash the
 // process; Run turns it into an internal-error failure). Throw does not return.
 //
@@ -21,7 +21,7 @@ func Throw(vm *goja.Runtime, err error) {
 	if errors.As(err, &ex) {
 		panic(ex)
 	}
-	panic(vm.NewGoError(err))
+	panic(newGoError(vm, err))
 }
 
 // Throwf is Throw with a formatted message (%w wraps as in fmt.Errorf).

@@ -206,7 +206,7 @@ func TestExampleVerbWithFlags(t *testing.T) {
 	s.run("", "greet", "--", "--loud").expect(t, "greet -- --loud", 0, "hello, world and --loud\n", "")
 	s.run("", "greet", "--bogus").expect(t, "unknown verb flag", 1, "", "mosh: unknown flag: --bogus (see 'mosh greet --help')\n")
 	s.run("", "greet", "--times", "many").expect(t, "bad int", 1, "",
-		"mosh: invalid argument \"many\" for \"--times\" flag: strconv.ParseInt: parsing \"many\": invalid syntax (see 'mosh greet --help')\n")
+		"mosh: invalid value \"many\" for --times: want a whole number (see 'mosh greet --help')\n")
 	o := s.run("", "help", "greet")
 	if o.code != 0 || !strings.Contains(o.stdout, "greet someone, optionally loudly") ||
 		!strings.Contains(o.stdout, "mosh greet [--name NAME] [--loud] [--times N] [--pause DUR] [OTHERS...]") ||
@@ -296,7 +296,7 @@ func TestBadInvocations(t *testing.T) {
 	s.run("", "run").expect(t, "run without a file", 1, "", "mosh: run needs a script: mosh run FILE.mosh [args...] (or - for stdin)\n")
 	s.run("", "scripts").expect(t, "a directory", 1, "", "mosh: scripts is a directory, not a script\n")
 	s.run("", "--timeout", "soon", "-e", "0").expect(t, "bad duration", 1, "",
-		"mosh: invalid argument \"soon\" for \"--timeout\" flag: \"soon\" is not a duration (write e.g. 500ms, 2s, 10m, 1h) (see 'mosh --help')\n")
+		"mosh: invalid value \"soon\" for --timeout: want a duration (500ms, 2s, 10m, 1h; a bare number is seconds) (see 'mosh --help')\n")
 	s.run("", "--max", "0", "-e", "0").expect(t, "--max 0", 1, "", "mosh: --max must be at least 1 (it bounds how many times alive reads true)\n")
 	s.run("", "help", "nothing-like-this").expect(t, "help unknown", 1, "",
 		"mosh: no help for \"nothing-like-this\": it is not a verb, a script function or a topic (run 'mosh commands')\n")

@@ -209,7 +209,7 @@ func (c *cli) helpCmd() *cobra.Command {
 
 func (c *cli) printFunctionHelp(v *builtins.Verb) {
 	var traits []string
-	if v.Async {
+	if v.Async || v.Promise {
 		traits = append(traits, "returns a promise")
 	}
 	if v.Read {

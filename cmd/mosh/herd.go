@@ -184,6 +184,9 @@ func (h *herdCLI) runCmd() *cobra.Command {
 			if len(args) == 0 {
 				return usageErr("herd run needs a command: mosh herd run [--name N] -- CMD [ARGS…]")
 			}
+			if err := ownFlagAfterCommand(cmd, args); err != nil {
+				return err
+			}
 			if name != "" {
 				if err := herd.CheckName(name); err != nil {
 					return err
@@ -192,6 +195,9 @@ func (h *herdCLI) runCmd() *cobra.Command {
 			dir, err := h.cwd(cwd)
 			if err != nil {
 				return err
+			}
+			if isDryRun(cmd) {
+				return h.dryRun(cmd, asJSON, herd.RunParams{Name: name, Cwd: dir, Engine: engine, Argv: args})
 			}
 			return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {
 				m, err := c.Run(ctx, herd.RunParams{Name: name, Cwd: dir, Engine: engine, Argv: args, Env: h.environ})
@@ -235,6 +241,9 @@ func (h *herdCLI) startCmd() *cobra.Command {
 			dir, err := h.cwd(cwd)
 			if err != nil {
 				return err
+			}
+			if isDryRun(cmd) {
+				return h.dryStart(cmd, asJSON, herd.StartParams{Engine: engineArgs[0], Name: name, Cwd: dir, Agent: agent, Args: extra})
 			}
 			return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {
 				m, err := c.Start(ctx, herd.StartParams{Engine: engineArgs[0], Name: name, Cwd: dir, Agent: agent, Args: extra, Env: h.environ})
@@ -460,6 +469,9 @@ func (h *herdCLI) promptCmd() *cobra.Command {
 					return err
 				}
 			}
+			if isDryRun(cmd) {
+				return h.dryPrompt(cmd, asJSON, name, text, opts)
+			}
 			return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {
 				r, err := c.Prompt(ctx, name, text, opts)
 				if r == nil || (!r.Sent && err != nil) {
@@ -552,18 +564,24 @@ func (h *herdCLI) readCmd() *cobra.Command {
 func (h *herdCLI) sendKeysCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "send-keys NAME KEY…",
+		Use:   "send-keys NAME KEY… [--json] [-- KEY…]",
 		Short: "send keys to a member: Enter, Escape, C-c, Up/Down/Left/Right, Tab, BSpace, Space, digits, literal text",
+		Long: "Send keys to a member. Flags are read anywhere before --; everything after -- is keys, so a key\n" +
+			"that starts with - (literal text such as -n or --help) goes after --.",
 		Example: `  mosh herd send-keys api Escape
   mosh herd send-keys api 1 Enter
-  mosh herd send-keys api "yes please" Enter`,
-		Args: cobra.MinimumNArgs(1),
+  mosh herd send-keys api "yes please" Enter
+  mosh herd send-keys api -- --help Enter   # type the text --help`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 2 {
-				return usageErr("herd send-keys needs keys: mosh herd send-keys NAME Enter|Escape|C-c|Up|Tab|TEXT…")
+				return usageErr("herd send-keys needs a member and keys: mosh herd send-keys NAME Enter|Escape|C-c|Up|Tab|TEXT… (keys starting with - go after --)")
 			}
 			if err := herd.CheckName(args[0]); err != nil {
 				return err
+			}
+			if isDryRun(cmd) {
+				return h.drySendKeys(cmd, asJSON, args[0], args[1:])
 			}
 			return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {
 				r, err := c.SendKeys(ctx, args[0], args[1:]...)
@@ -577,7 +595,11 @@ func (h *herdCLI) sendKeysCmd() *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().SetInterspersed(false) // a key like "-n" is text for the member, not a flag
+	// Flags anywhere before --, keys after it: `send-keys api Enter --json` prints JSON instead
+	// of typing "--json" into the member (issue 11).
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageErr("%s (keys that start with - go after --: mosh herd send-keys NAME -- -n)", flagErrorText(err))
+	})
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print {name, bytes} as JSON")
 	return cmd
 }
@@ -671,6 +693,9 @@ func (h *herdCLI) killCmd() *cobra.Command {
 			if err := checkNames(args); err != nil {
 				return err
 			}
+			if isDryRun(cmd) {
+				return h.dryKill(cmd, asJSON, args, all)
+			}
 			return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {
 				r, err := c.Kill(ctx, args, all)
 				if err != nil {
@@ -729,6 +754,9 @@ func (h *herdCLI) pruneCmd() *cobra.Command {
 		Short: "forget members that are not running (their ledger is kept)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if isDryRun(cmd) {
+				return h.dryPrune(cmd, asJSON)
+			}
 			return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {
 				r, err := c.Prune(ctx)
 				if err != nil {
@@ -852,6 +880,9 @@ report is dropped silently (exit 0): there is no member to report on. A report l
 			if err != nil {
 				return err
 			}
+			if isDryRun(cmd) {
+				return h.dryReport(cmd, asJSON, name, stateArg)
+			}
 			ctx := cmd.Context()
 			if ctx == nil {
 				ctx = context.Background()
@@ -967,7 +998,7 @@ func (h *herdCLI) writeFields(kv [][2]string) error {
 	var b strings.Builder
 	for _, p := range kv {
 		if st.tty {
-			fmt.Fprintf(&b, "%-*s  %s\n", width+1, p[0]+":", p[1])
+			fmt.Fprintf(&b, "%-*s  %s\n", width+1, p[0]+":", escapeControls(p[1], ""))
 		} else {
 			fmt.Fprintf(&b, "%s\t%s\n", p[0], tsvField(p[1]))
 		}
@@ -1182,6 +1213,9 @@ func (h *herdCLI) daemonCmd() *cobra.Command {
 		Short: "stop the daemon (refuses while members run, unless --yes, which kills them)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if isDryRun(cmd) {
+				return h.dryDaemonStop(cmd, stopJSON, yes)
+			}
 			ctx := cmd.Context()
 			c, err := h.connectRunning(ctx)
 			if err != nil {

@@ -6,6 +6,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -92,11 +93,19 @@ func (t *table) write(w io.Writer, st outputStyle) error {
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
+	rows := make([][]cell, len(t.rows))
+	for i, r := range t.rows {
+		rows[i] = make([]cell, len(r))
+		for j, c := range r {
+			c.Text = escapeControls(c.Text, "")
+			rows[i][j] = c
+		}
+	}
 	widths := make([]int, len(t.header))
 	for i, h := range t.header {
 		widths[i] = runewidth.StringWidth(h)
 	}
-	for _, r := range t.rows {
+	for _, r := range rows {
 		for i, c := range r {
 			if i < len(widths) {
 				widths[i] = max(widths[i], runewidth.StringWidth(c.Text))
@@ -130,7 +139,7 @@ func (t *table) write(w io.Writer, st outputStyle) error {
 		hdr[i] = plain(strings.ToUpper(h))
 	}
 	line(hdr, true)
-	for _, r := range t.rows {
+	for _, r := range rows {
 		line(r, false)
 	}
 	_, err := io.WriteString(w, b.String())
@@ -144,8 +153,44 @@ func tsvField(s string) string {
 	if s == "" {
 		return "-"
 	}
-	return s
+	return escapeControls(s, "")
 }
+
+// escapeControls spells the control characters of s (C0 but those in keep, DEL, C1) as Go
+// escapes (\x1b, \x03, \n), so text a member or a prompt carried can never drive the reader's
+// terminal or break a parser reading our output.
+func escapeControls(s, keep string) string {
+	clean := true
+	for _, r := range s {
+		if isControl(r) && !strings.ContainsRune(keep, r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if !isControl(r) || strings.ContainsRune(keep, r) {
+			b.WriteRune(r)
+			continue
+		}
+		switch r {
+		case '\n':
+			b.WriteString(`\n`)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\r':
+			b.WriteString(`\r`)
+		default:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		}
+	}
+	return b.String()
+}
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) }
 
 // writeJSON writes v as indented JSON followed by a newline. Keys come from the herd types' tags,
 // which are lowerCamelCase and documented in herd/PROTOCOL.md.

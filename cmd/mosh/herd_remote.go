@@ -78,6 +78,9 @@ func (h *herdCLI) remoteAddCmd() *cobra.Command {
 				}
 				opts.Timeout = d
 			}
+			if isDryRun(cmd) {
+				return h.dryRemoteAdd(cmd, asJSON, name, url, opts)
+			}
 			return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {
 				r, err := c.RemoteAdd(ctx, name, url, opts)
 				if err != nil {
@@ -166,6 +169,9 @@ func (h *herdCLI) remoteRemoveCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageErr("herd remote remove needs one name: mosh herd remote remove NAME")
+			}
+			if isDryRun(cmd) {
+				return h.dryRemoteRemove(cmd, asJSON, args[0])
 			}
 			return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {
 				r, err := c.RemoteRemove(ctx, args[0])

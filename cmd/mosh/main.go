@@ -71,6 +71,10 @@ func execute(gs *globalState, args []string) (code exitcode.Code) {
 	root.SetOut(gs.Stdout)
 	root.SetErr(gs.Stderr)
 	err := root.ExecuteContext(ctx)
+	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		// Ctrl-C (or SIGTERM) ended the verb: say so, not the library's "context canceled".
+		err = context.Cause(ctx)
+	}
 	if err != nil && !hasCode(err) && isCobraUsageError(err) {
 		err = exitcode.Wrap(err, exitcode.Usage)
 	}

@@ -172,12 +172,13 @@ func newRootCommand(gs *globalState, args []string) *cobra.Command {
 	root.Flags().SetInterspersed(false) // everything after FILE belongs to the script
 	pf := root.PersistentFlags()
 	pf.IntVar(&c.max, "max", builtins.DefaultMax, "how many times alive reads true")
-	pf.BoolVar(&c.dryRun, "dry-run", false, "side-effecting builtins narrate instead of acting")
+	pf.BoolVar(&c.dryRun, "dry-run", false, "side-effecting verbs and builtins say what they would do and do nothing")
 	pf.Var(&c.timeout, "timeout", "end the run after DUR (500ms, 2s, 10m, 1h; a bare number is seconds)")
 	root.Flags().StringVarP(&c.eval, "eval", "e", "", "run CODE instead of a file")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return exitcode.New(exitcode.Usage, "%v (see '%s --help')", err, cmd.CommandPath())
+		return exitcode.New(exitcode.Usage, "%s (see '%s --help')", flagErrorText(err), cmd.CommandPath())
 	})
+	root.PersistentPreRunE = checkDryRun
 	if !scope.none() {
 		root.SetHelpCommand(c.helpCmd())
 		for _, b := range []struct {
@@ -228,6 +229,7 @@ func newRootCommand(gs *globalState, args []string) *cobra.Command {
 		}
 		root.ResetCommands() // a file: its name must not be taken for a command
 	}
+	ownArgErrors(root)
 	return root
 }
 

@@ -89,6 +89,11 @@ func tokenCmd(gs *globalState) *cobra.Command {
 				return err
 			}
 			info := tokenInfo{Path: path, Mode: "0600"}
+			if isDryRun(cmd) {
+				if done, err := dryToken(gs, cmd, asJSON, rotate, path); done {
+					return err
+				}
+			}
 			var tok string
 			if rotate {
 				tok, err = a2a.RotateToken(path)
@@ -159,6 +164,9 @@ func serveCmd(gs *globalState) *cobra.Command {
   mosh herd serve --bind 100.64.0.7 --public-url http://herd.tailnet:7683`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if isDryRun(cmd) {
+				return dryServe(gs, cmd, f)
+			}
 			ctx := cmd.Context()
 			if ctx == nil {
 				ctx = context.Background()

@@ -296,7 +296,8 @@ func (h *herdCLI) writeArtifact(a *herd.TaskArtifact, open bool) error {
 	} else {
 		fmt.Fprintf(h.stdout, "\nartifact\t%s\t%d\t%t\n", a.Source, a.Chars, a.Truncated)
 	}
-	text := strings.TrimRight(a.Text, "\n")
+	// The answer keeps its lines and tabs; any other control character is shown escaped.
+	text := escapeControls(strings.TrimRight(a.Text, "\n"), "\n\t")
 	_, err := io.WriteString(h.stdout, text+"\n")
 	return err
 }

@@ -208,3 +208,47 @@ func TestParseSinceAndDurations(t *testing.T) {
 		}
 	}
 }
+
+// Issue 11: tasks' text is printed escaped off a terminal too, so control characters that
+// reached the ledger (an ESC, a Ctrl-C) never drive the reader's terminal.
+func TestTaskTextControlCharactersPrintEscaped(t *testing.T) {
+	now := time.Now().UnixMilli()
+	evil := "stop\x03 \x1b[2Jnow\x07"
+	ts := []herd.Task{{ID: "t-1", Member: "api", Text: evil, SubmittedMs: now - 1000, State: "done", DurationMs: 900,
+		Note: "note\x1b]0;title\x07", Artifact: &herd.TaskArtifact{Text: "line1\n\x1b[31mred\x1b[0m\tok", Chars: 20, Source: "screen"},
+		Transitions: []herd.TaskTransition{{AtMs: now - 900, State: "done", Note: "\x1b[1mbold"}}}}
+	lr := &herd.LogResult{Name: "api", Transitions: []herd.TaskTransition{{AtMs: now - 900, State: "done", Note: "x\x1by", Task: "t-1"}}}
+	for _, tty := range []bool{false, true} {
+		var out bytes.Buffer
+		h := &herdCLI{stdout: &out, stderr: &out, stdoutTTY: tty, getenv: func(k string) string {
+			if k == "NO_COLOR" {
+				return "1"
+			}
+			return ""
+		}}
+		if err := h.writeTasks(ts, true); err != nil {
+			t.Fatal(err)
+		}
+		task := ts[0]
+		if err := h.writeTask(&task); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.writeLog(lr); err != nil {
+			t.Fatal(err)
+		}
+		s := out.String()
+		for _, c := range []string{"\x03", "\x1b", "\x07"} {
+			if strings.Contains(s, c) {
+				t.Errorf("tty=%v: a raw %q reached the output:\n%q", tty, c, s)
+			}
+		}
+		for _, want := range []string{`\x03`, `\x1b[2J`, `\x1b]0;title\x07`, `\x1b[31mred`, `x\x1by`} {
+			if !strings.Contains(s, want) {
+				t.Errorf("tty=%v: output lacks the escaped %q:\n%s", tty, want, s)
+			}
+		}
+		if !strings.Contains(s, "line1\n") || !strings.Contains(s, "\tok") {
+			t.Errorf("tty=%v: the answer lost its lines or tabs:\n%q", tty, s)
+		}
+	}
+}

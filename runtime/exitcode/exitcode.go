@@ -17,7 +17,7 @@ const (
 	OK          Code = 0   // success; for wait: the wanted state was reached
 	Usage       Code = 1   // bad flags, arguments, names or input; the message names the fix
 	Timeout     Code = 2   // --timeout, a wait deadline or a prompt --wait deadline passed
-	Gone        Code = 3   // no such member, task or file the verb needs; or it ended without reaching the wanted state
+	Gone        Code = 3   // no such member or task; or it ended without reaching the wanted state
 	Below       Code = 4   // an eval finished below its threshold
 	Infra       Code = 5   // infrastructure: daemon unreachable, database broken, engine missing, doctor failure
 	Script      Code = 6   // an uncaught exception or unhandled promise rejection in a moshscript
@@ -31,9 +31,9 @@ var Table = []struct {
 	Meaning string
 }{
 	{OK, "ok", "success; the wanted state was reached"},
-	{Usage, "usage", "bad flags, arguments, names or input (the message names the fix)"},
+	{Usage, "usage", "bad flags, arguments, names or input, or a script file that does not exist (the message names the fix)"},
 	{Timeout, "timeout", "a --timeout or wait deadline passed"},
-	{Gone, "gone", "no such member, task or file; or it ended without reaching the wanted state"},
+	{Gone, "gone", "no such member or task; or it ended (exited, killed) without reaching the wanted state"},
 	{Below, "below", "an eval finished below its threshold"},
 	{Infra, "infra", "infrastructure failure: daemon, database, engine missing, doctor check failed"},
 	{Script, "script", "uncaught exception or unhandled rejection in a script"},
