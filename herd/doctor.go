@@ -54,9 +54,7 @@ func (d *daemon) doctor() *DoctorResult {
 	r := &DoctorResult{Dir: d.dir}
 	r.Checks = append(r.Checks, DoctorCheck{Name: "daemon", Level: "ok", Detail: fmt.Sprintf("pid %d on %s, up %s", os.Getpid(), d.sock, time.Since(d.started).Round(time.Second))})
 	r.Checks = append(r.Checks, localChecks(d.home)...)
-	if st, err := os.Stat(d.sock); err == nil && st.Mode().Perm() != 0o600 {
-		r.Checks = append(r.Checks, DoctorCheck{Name: "socket", Level: "fail", Detail: fmt.Sprintf("%s has mode %o", d.sock, st.Mode().Perm()), Fix: "chmod 600 " + d.sock})
-	}
+	r.Checks = append(r.Checks, d.socketCheck())
 
 	// Database.
 	if d.dbErr != nil {
@@ -156,4 +154,32 @@ func (d *daemon) doctor() *DoctorResult {
 	r.Checks = append(r.Checks, d.engines.Doctor()...)
 	r.finish()
 	return r
+}
+
+// socketCheck: the socket is this daemon's, private, and was never removed under it (or says
+// how often it was, and what removes it).
+func (d *daemon) socketCheck() DoctorCheck {
+	d.lnMu.Lock()
+	n, at := d.sockRecreated, d.sockRecreatedAt
+	d.lnMu.Unlock()
+	st, err := os.Lstat(d.sock)
+	switch {
+	case err != nil || !d.ownSocket():
+		return DoctorCheck{Name: "socket", Level: "fail", Detail: fmt.Sprintf("%s is missing or not this daemon's (pid %d) socket", d.sock, os.Getpid()),
+			Fix: "`mosh herd daemon stop --yes`, then any verb starts a daemon with a new socket"}
+	case st.Mode().Perm() != 0o600:
+		return DoctorCheck{Name: "socket", Level: "fail", Detail: fmt.Sprintf("%s has mode %o", d.sock, st.Mode().Perm()), Fix: "chmod 600 " + d.sock}
+	case n > 0:
+		fix := "something removes files under " + filepath.Dir(d.sock)
+		if filepath.Dir(d.sock) != d.dir {
+			fix += " (a temp-dir cleaner: systemd-tmpfiles, tmpreaper); a shorter MOSH_HOME puts the socket in $MOSH_HOME/herd instead (paths up to " +
+				fmt.Sprint(maxSocketPath) + " bytes)"
+		} else {
+			fix += "; keep cleaners away from $MOSH_HOME, or set MOSH_HOME elsewhere"
+		}
+		return DoctorCheck{Name: "socket", Level: "warn",
+			Detail: fmt.Sprintf("%s was removed under the daemon and re-created %d time(s), last at %s", d.sock, n, at.Format(time.TimeOnly)),
+			Fix:    fix}
+	}
+	return DoctorCheck{Name: "socket", Level: "ok", Detail: d.sock}
 }

@@ -33,6 +33,9 @@ func TestMain(m *testing.M) {
 	if sock := os.Getenv("MOSH_HERD_TEST_PROBE"); sock != "" {
 		os.Exit(probeSocket(sock))
 	}
+	if os.Getenv(holdLockEnv) != "" {
+		os.Exit(holdLockMain())
+	}
 	if os.Getenv("MOSH_HERD_TEST_HOOK") == "1" {
 		os.Exit(hookReport())
 	}

@@ -46,6 +46,11 @@ func startDaemon(ctx context.Context, home string, opts ConnectOptions) (net.Con
 	if conn, err := dialSocket(ctx, sock); err == nil {
 		return conn, nil
 	}
+	// A daemon that is still stopping (or one started by hand meanwhile) holds the lifetime lock:
+	// wait for it rather than spawn one that cannot take the lock.
+	if conn, err := awaitDaemon(ctx, home, sock); conn != nil || err != nil {
+		return conn, err
+	}
 
 	argv := opts.DaemonArgv
 	if len(argv) == 0 {
