@@ -65,7 +65,7 @@ type daemon struct {
 	sockInfo        os.FileInfo
 	sockRecreated   int       // how many times the socket was re-created
 	sockRecreatedAt time.Time // the last time
-	lnClosed        bool // the daemon is stopping: no listener any more
+	lnClosed        bool      // the daemon is stopping: no listener any more
 	acceptWG        sync.WaitGroup
 	lockFile        *os.File // herd/daemon.lock, flocked for the daemon's life
 }
