@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mosh-dev/mosh/ledger"
 	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
@@ -290,4 +291,146 @@ func TestOrphanedDaemonIsNamed(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Close()
+}
+
+// inProcessHerd runs a daemon in this process (so the test reaches its store) on a private
+// MOSH_HOME and returns a connected client and the store.
+func inProcessHerd(t *testing.T) (*herdT, *ledger.Store) {
+	t.Helper()
+	home, err := os.MkdirTemp("", "mosh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", home)
+	t.Setenv("MOSH_HOME", home)
+	opened := make(chan *ledger.Store, 1)
+	ledgerOpenedHook = func(s *ledger.Store) { opened <- s }
+	ctx, cancel := context.WithTimeout(context.Background(), 3*testTimeout)
+	served := make(chan error, 1)
+	go func() { served <- ServeForeground(ctx, home) }()
+	store := <-opened
+	ledgerOpenedHook = nil
+	// The client waits for the socket (the lock says starting): no retry loop needed.
+	c, err := Connect(ctx, ConnectOptions{Home: home, NoStart: true})
+	if err != nil {
+		cancel()
+		t.Fatalf("connect to the in-process daemon: %v", err)
+	}
+	t.Cleanup(func() {
+		c.Close()
+		cancel()
+		<-served
+		os.RemoveAll(home)
+	})
+	return &herdT{t: t, home: home, c: c, ctx: ctx}, store
+}
+
+// A task whose end could not be written (the database refused writes: full disk, read-only)
+// is not lost: the end waits in memory and lands once writes work again, so the task reads
+// done with its answer — never "gone, restarted since". Meanwhile reads do not invent an end,
+// doctor fails naming the waiting writes, and prompts are refused (nothing typed).
+func TestTaskEndLostToAWriteFailureIsKept(t *testing.T) {
+	h, store := inProcessHerd(t)
+	h.run("w", askScript)
+	h.wait("w", StateIdle)
+	p, err := h.c.Prompt(h.ctx, "w", "first", PromptOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.wait("w", StateBlocked)
+	if err := store.SetQueryOnly(true); err != nil { // every write now fails as on a read-only database
+		t.Fatal(err)
+	}
+	if _, err := h.c.SendKeys(h.ctx, "w", "y", "Enter"); err != nil {
+		t.Fatal(err)
+	}
+	h.wait("w", StateIdle) // the task's end is decided now, and its write fails
+	ts, err := h.c.Tasks(h.ctx, TasksFilter{Member: "w"})
+	if err == nil {
+		for _, tk := range ts {
+			if tk.ID == p.Task && tk.State == StateGone {
+				t.Fatalf("a read while writes fail invented an end: %+v", tk)
+			}
+		}
+	}
+	dr, err := h.c.Doctor(h.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dr.OK || !hasCheck(dr, "database writes", "fail", "wait in memory") {
+		t.Fatalf("doctor while writes fail: %+v", dr.Checks)
+	}
+	_, err = h.c.Prompt(h.ctx, "w", "second", PromptOptions{})
+	wantCode(t, err, exitcode.Infra)
+	if !strings.Contains(err.Error(), "nothing was typed") {
+		t.Fatalf("prompt while writes fail: %v", err)
+	}
+
+	if err := store.SetQueryOnly(false); err != nil {
+		t.Fatal(err)
+	}
+	task, err := h.c.Task(h.ctx, p.Task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task.Open || task.State == StateGone || task.Artifact == nil || !strings.Contains(task.Artifact.Text, "answer:y") {
+		t.Fatalf("the task whose end waited in memory: %+v %+v", task, task.Artifact)
+	}
+	dr, err = h.c.Doctor(h.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !dr.OK || !hasCheck(dr, "database writes", "ok", "went through") {
+		t.Fatalf("doctor after writes work again: %+v", dr.Checks)
+	}
+}
+
+// doctor tries a real write: on a full disk (the database capped at its size, SQLite then fails
+// exactly as on a full disk) it fails, naming the disk, where it used to say OK.
+func TestDoctorTriesAWrite(t *testing.T) {
+	h, store := inProcessHerd(t)
+	dr, err := h.c.Doctor(h.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasCheck(dr, "database writes", "ok", "") || !hasCheck(dr, "disk", "", "free on the disk") {
+		t.Fatalf("doctor on a healthy herd: %+v", dr.Checks)
+	}
+	pages, err := store.PageCount()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.SetMaxPages(pages); err != nil {
+		t.Fatal(err)
+	}
+	dr, err = h.c.Doctor(h.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dr.OK || !hasCheck(dr, "database writes", "fail", "disk full") {
+		t.Fatalf("doctor on a full disk: %+v", dr.Checks)
+	}
+	if err := store.SetMaxPages(0); err != nil {
+		t.Fatal(err)
+	}
+	if dr, err = h.c.Doctor(h.ctx); err != nil || !hasCheck(dr, "database writes", "ok", "") {
+		t.Fatalf("doctor after space came back: %+v %v", dr, err)
+	}
+}
+
+func TestDiskLevel(t *testing.T) {
+	for free, want := range map[uint64]string{0: "fail", 1 << 20: "fail", 64 << 20: "warn", 1 << 30: "ok"} {
+		if c := diskLevel("/x", free); c.Level != want || (want != "ok" && c.Fix == "") {
+			t.Errorf("%d bytes free: %+v, want %s", free, c, want)
+		}
+	}
+}
+
+func hasCheck(r *DoctorResult, name, level, detail string) bool {
+	for _, c := range r.Checks {
+		if c.Name == name && (level == "" || c.Level == level) && strings.Contains(c.Detail, detail) {
+			return true
+		}
+	}
+	return false
 }
