@@ -781,7 +781,8 @@ func Doctor(ctx context.Context, opts ConnectOptions) (*DoctorResult, error) {
 	return c.Doctor(ctx)
 }
 
-// Probe reports whether a daemon answers for opts.Home without starting one.
+// Probe reports whether a daemon answers for opts.Home without starting one. A daemon process
+// that holds the lock but does not answer is an error (*OrphanedDaemonError), not "not running".
 func Probe(ctx context.Context, opts ConnectOptions) (*DaemonStatusResult, error) {
 	home, err := homeOr(opts.Home)
 	if err != nil {
@@ -791,6 +792,10 @@ func Probe(ctx context.Context, opts ConnectOptions) (*DaemonStatusResult, error
 	opts.NoStart = true
 	c, err := Connect(ctx, opts)
 	if err != nil {
+		var od *OrphanedDaemonError
+		if errors.As(err, &od) {
+			return nil, err // a daemon process exists but does not answer: say so, not "not running"
+		}
 		return &DaemonStatusResult{Running: false, Socket: SocketPath(home), Dir: HerdDir(home)}, nil
 	}
 	defer c.Close()

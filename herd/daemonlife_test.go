@@ -167,7 +167,15 @@ func TestRemovedSocketIsRecreated(t *testing.T) {
 	}
 	for round, remove := range []func() error{
 		func() error { return os.Remove(sock) },
-		func() error { return os.RemoveAll(filepath.Dir(sock)) },
+		func() error {
+			// The whole directory goes at once (a rename, then removal: a recursive delete could
+			// race the daemon re-creating its socket inside and fail with "not empty").
+			gone := filepath.Dir(sock) + ".gone"
+			if err := os.Rename(filepath.Dir(sock), gone); err != nil {
+				return err
+			}
+			return os.RemoveAll(gone)
+		},
 	} {
 		if err := remove(); err != nil {
 			t.Fatal(err)
@@ -263,6 +271,9 @@ func TestOrphanedDaemonIsNamed(t *testing.T) {
 		if msg := err.Error(); !strings.Contains(msg, fmt.Sprint(pid)) || !strings.Contains(msg, "daemon stop --yes") || !strings.Contains(msg, SocketPath(home)) {
 			t.Fatalf("the error does not name the pid, the socket and the fix: %v", err)
 		}
+	}
+	if _, err := Probe(ctx, ConnectOptions{Home: home}); !errors.As(err, new(*OrphanedDaemonError)) {
+		t.Fatalf("daemon status on an orphaned daemon: %v", err)
 	}
 	dr, err := Doctor(ctx, ConnectOptions{Home: home})
 	if err != nil {
