@@ -534,8 +534,9 @@ func TestKillRestoreAfterDaemonKill9(t *testing.T) {
 	if err := syscall.Kill(st.Pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	<-h.c.done                                                     // the connection dropped: the daemon is dying
-	if err := waitProcessGone(h.ctx, st.Pid, h.home); err != nil { // and now it is gone
+	// The connection dropped: the daemon is dying; then it is gone.
+	<-h.c.done
+	if err := waitProcessGone(h.ctx, st.Pid, h.home); err != nil {
 		t.Fatal(err)
 	}
 
