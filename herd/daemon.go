@@ -197,7 +197,7 @@ func (d *daemon) lifetimeLock(ctx context.Context) (func(), error) {
 			conn.Close()
 			return nil, busy()
 		}
-		got := make(chan error, 1)
+		got := make(chan error) // unbuffered: an abandoned waiter never hands over a lock nobody takes
 		abandoned := make(chan struct{})
 		go func() {
 			err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
