@@ -26,6 +26,10 @@ import (
 // the disk look full). Nil in the mosh binary.
 var ledgerOpenedHook func(*ledger.Store)
 
+// lockWaitHook, when set (tests), is called when the daemon starts waiting for another daemon's
+// lifetime lock.
+var lockWaitHook func()
+
 // Version is reported by daemon.status.
 const Version = "0.1.0"
 
@@ -207,6 +211,9 @@ func (d *daemon) lifetimeLock(ctx context.Context) (func(), error) {
 				f.Close() // drops the lock if it was just taken
 			}
 		}()
+		if lockWaitHook != nil {
+			lockWaitHook()
+		}
 		timer := time.NewTimer(waitStopping)
 		defer timer.Stop()
 		select {

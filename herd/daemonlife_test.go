@@ -445,3 +445,73 @@ func hasCheck(r *DoctorResult, name, level, detail string) bool {
 	}
 	return false
 }
+
+// A daemon that starts while the previous one still holds the lifetime lock (it is stopping)
+// waits for the lock instead of failing with "already serves", and serves once it is free.
+func TestDaemonStartWaitsForAStoppingDaemon(t *testing.T) {
+	home := newHome(t)
+	if err := os.MkdirAll(HerdDir(home), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), holdLockEnv+"="+HerdDir(home))
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	var buf [16]byte
+	if n, _ := out.Read(buf[:]); !strings.HasPrefix(string(buf[:n]), "held") {
+		t.Fatalf("lock holder said %q", buf[:n])
+	}
+	opened := make(chan *ledger.Store, 1)
+	ledgerOpenedHook = func(s *ledger.Store) { opened <- s }
+	defer func() { ledgerOpenedHook = nil }()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*testTimeout)
+	defer cancel()
+	waiting := make(chan struct{})
+	lockWaitHook = func() { close(waiting) }
+	defer func() { lockWaitHook = nil }()
+	served := make(chan error, 1)
+	go func() { served <- ServeForeground(ctx, home) }()
+	// The new daemon neither fails nor takes over while the old one holds the lock: it waits.
+	select {
+	case err := <-served:
+		t.Fatalf("the daemon did not wait for the lock: %v", err)
+	case <-opened:
+		t.Fatal("the daemon opened the database while another held the lock")
+	case <-waiting:
+	}
+	stdin.Close() // the old daemon ends: its lock goes with it
+	select {
+	case err := <-served:
+		t.Fatalf("the daemon did not wait for the lock: %v", err)
+	case <-opened:
+	}
+	c, err := Connect(ctx, ConnectOptions{Home: home, NoStart: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := c.DaemonStatus(ctx)
+	if err != nil || st.Pid != os.Getpid() {
+		t.Fatalf("status %+v %v", st, err)
+	}
+	if _, err := c.DaemonStop(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if err := <-served; err != nil {
+		t.Fatal(err)
+	}
+}
