@@ -34,7 +34,15 @@ const (
 	DefaultVerifyTTL     = 5 * time.Minute
 	DefaultMaxFailures   = 10
 	DefaultFailureWindow = time.Minute
+	// DefaultFailureDelay and DefaultMaxFailureDelay bound the backoff of failed attempts past
+	// MaxFailures: 100ms, doubling per further failure, at most 5s.
+	DefaultFailureDelay    = 100 * time.Millisecond
+	DefaultMaxFailureDelay = 5 * time.Second
 )
+
+// maxHeldFailures bounds how many failed attempts of one address are held back at once; past it
+// a failure is answered at once (429), so a flood cannot pin goroutines and sockets.
+const maxHeldFailures = 16
 
 // DefaultTokenRecheck is how often the token file is stat'ed, so a rotation takes effect
 // without a restart and without a syscall per request.
@@ -60,10 +68,18 @@ type AuthConfig struct {
 	VerifyURL    string
 	VerifyTTL    time.Duration
 	VerifyClient *http.Client // default: 5s timeout
-	// MaxFailures wrong credentials from one client IP within FailureWindow lock that IP out
-	// for FailureWindow (429 with Retry-After). Defaults 10 and 1m.
-	MaxFailures   int
-	FailureWindow time.Duration
+	// MaxFailures wrong credentials from one client IP within FailureWindow are answered at once
+	// (401); each further wrong one in that window is slowed: held back FailureDelay, doubling
+	// per failure up to MaxFailureDelay, then answered 429 with Retry-After. Nobody is locked
+	// out: a valid credential passes whatever its address did (loopback and a reverse proxy put
+	// every client behind one address). Defaults 10, 1m, 100ms and 5s.
+	MaxFailures     int
+	FailureWindow   time.Duration
+	FailureDelay    time.Duration
+	MaxFailureDelay time.Duration
+	// Wait holds a failed attempt back for d (default: a timer that ends early with ctx, the
+	// request's context). Tests replace it to observe the backoff without sleeping.
+	Wait func(ctx context.Context, d time.Duration)
 	// TokenRecheck is how often the token file is checked for a rotation; default 1s.
 	TokenRecheck time.Duration
 	// Now is the clock for credential expiry and lockouts; default time.Now.
@@ -115,6 +131,18 @@ func NewAuthenticator(cfg AuthConfig) (*Authenticator, error) {
 	if cfg.FailureWindow <= 0 {
 		cfg.FailureWindow = DefaultFailureWindow
 	}
+	if cfg.FailureDelay <= 0 {
+		cfg.FailureDelay = DefaultFailureDelay
+	}
+	if cfg.MaxFailureDelay <= 0 {
+		cfg.MaxFailureDelay = DefaultMaxFailureDelay
+	}
+	if cfg.MaxFailureDelay < cfg.FailureDelay {
+		cfg.MaxFailureDelay = cfg.FailureDelay
+	}
+	if cfg.Wait == nil {
+		cfg.Wait = sleepCtx
+	}
 	if cfg.TokenRecheck <= 0 {
 		cfg.TokenRecheck = DefaultTokenRecheck
 	}
@@ -122,7 +150,8 @@ func NewAuthenticator(cfg AuthConfig) (*Authenticator, error) {
 		cfg.Now = time.Now
 	}
 	a := &Authenticator{cfg: cfg, verified: map[[32]byte]time.Time{}}
-	a.limiter = failLimiter{max: cfg.MaxFailures, window: cfg.FailureWindow, m: map[string]*failRecord{}}
+	a.limiter = failLimiter{max: cfg.MaxFailures, window: cfg.FailureWindow, base: cfg.FailureDelay, cap: cfg.MaxFailureDelay,
+		m: map[string]*failRecord{}}
 	if _, err := rand.Read(a.serverSecret[:]); err != nil {
 		return nil, fmt.Errorf("a2a: could not read randomness for the credential secret: %w", err)
 	}
@@ -245,27 +274,22 @@ const (
 )
 
 // gate authenticates r. On failure it has written the answer (400, 401, 429 or 503) and
-// returns false. Order: lockout, token in the query, Authorization header.
+// returns false. Order: token in the query, Authorization header. A valid credential always
+// passes; a wrong one counts against its address and, past MaxFailures, is answered late (see
+// refuse). A refused request's body is never read: the answer says Connection: close.
 func (a *Authenticator) gate(w http.ResponseWriter, r *http.Request) (principal, bool) {
-	ip := clientIP(r)
-	now := a.cfg.Now()
-	if wait := a.limiter.retryAfter(ip, now); wait > 0 {
-		secs := int(math.Ceil(wait.Seconds()))
-		w.Header().Set("Retry-After", strconv.Itoa(secs))
-		writeHTTPError(w, http.StatusTooManyRequests, "too many failed authentication attempts from this address",
-			fmt.Sprintf("wait %ds, then retry with a valid Authorization: Bearer token", secs))
-		return 0, false
-	}
 	for name := range r.URL.Query() {
 		if queryTokenNames[strings.ToLower(name)] {
-			writeHTTPError(w, http.StatusBadRequest, "credentials in the query string are refused",
-				"send it in the Authorization header (Authorization: Bearer <token>); a token that travelled in a URL may sit in logs, so rotate it with `mosh herd token --rotate`")
+			a.refuse(w, r, false, func() {
+				writeHTTPError(w, http.StatusBadRequest, "credentials in the query string are refused",
+					"send it in the Authorization header (Authorization: Bearer <token>); a token that travelled in a URL may sit in logs, so rotate it with `mosh herd token --rotate`")
+			})
 			return 0, false
 		}
 	}
 	tok, presented := bearer(r)
 	if tok == "" {
-		a.challenge(w, presented, "")
+		a.refuse(w, r, false, func() { a.challenge(w, presented, "") })
 		return 0, false
 	}
 	st := a.current()
@@ -278,23 +302,73 @@ func (a *Authenticator) gate(w http.ResponseWriter, r *http.Request) (principal,
 		if err == nil {
 			return byCredential, true
 		}
-		a.limiter.fail(ip, now)
-		a.challenge(w, true, err.Error())
+		a.refuse(w, r, true, func() { a.challenge(w, true, err.Error()) })
 		return 0, false
 	}
 	if a.cfg.VerifyURL != "" && !strings.HasPrefix(tok, tokenPrefix) && len(tok) <= 4096 {
 		ok, err := a.verifyRemote(r.Context(), tok, sum)
 		if err != nil {
-			writeHTTPError(w, http.StatusServiceUnavailable, "could not check the token with the identity endpoint", "try again shortly")
+			a.refuse(w, r, false, func() {
+				writeHTTPError(w, http.StatusServiceUnavailable, "could not check the token with the identity endpoint", "try again shortly")
+			})
 			return 0, false
 		}
 		if ok {
 			return byVerifiedToken, true
 		}
 	}
-	a.limiter.fail(ip, now)
-	a.challenge(w, true, "")
+	a.refuse(w, r, true, func() { a.challenge(w, true, "") })
 	return 0, false
+}
+
+// refuse answers a request the gate turned down. A wrong credential (guess) counts against its
+// address: past MaxFailures in the window it is held back by the address's backoff and answered
+// 429 with Retry-After instead of answer's 401. Whatever the answer, a request that carries a
+// body gets Connection: close and its body is not read: an unauthenticated client dribbling a
+// body must not hold the connection until ReadTimeout.
+func (a *Authenticator) refuse(w http.ResponseWriter, r *http.Request, guess bool, answer func()) {
+	hasBody := r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody
+	if hasBody {
+		w.Header().Set("Connection", "close")
+	}
+	if guess {
+		delay, held := a.limiter.fail(clientIP(r), a.cfg.Now())
+		if delay > 0 {
+			if held {
+				a.cfg.Wait(r.Context(), delay)
+				a.limiter.release(clientIP(r))
+			}
+			secs := int(math.Ceil(delay.Seconds()))
+			w.Header().Set("Retry-After", strconv.Itoa(secs))
+			writeHTTPError(w, http.StatusTooManyRequests, "too many failed authentication attempts from this address",
+				fmt.Sprintf("failed attempts from this address are slowed (wait %ds); a valid Authorization: Bearer token is never refused", secs))
+			a.abandonBody(w, hasBody)
+			return
+		}
+	}
+	answer()
+	a.abandonBody(w, hasBody)
+}
+
+// abandonBody sends the answer now and makes any later read of the request body fail at once, so
+// the server closes the connection instead of draining an unread (maybe trickling) body.
+func (a *Authenticator) abandonBody(w http.ResponseWriter, hasBody bool) {
+	if !hasBody {
+		return
+	}
+	rc := http.NewResponseController(w)
+	_ = rc.Flush()
+	_ = rc.SetReadDeadline(time.Unix(1, 0))
+}
+
+// sleepCtx waits d or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 func (a *Authenticator) challenge(w http.ResponseWriter, presented bool, why string) {
@@ -409,40 +483,33 @@ func (a *Authenticator) serveExchange(w http.ResponseWriter, who principal) {
 	_, _ = w.Write(append(body, '\n'))
 }
 
-// failLimiter counts failed attempts per client IP in fixed windows and locks an IP out for a
-// window once it reaches max.
+// failLimiter counts failed attempts per client IP in fixed windows. Past max failures in a
+// window each further failure is slowed by a backoff that doubles up to a cap; it never refuses a
+// request by itself, so a valid client behind the same address is never locked out.
 type failLimiter struct {
-	mu      sync.Mutex
-	max     int
-	window  time.Duration
-	m       map[string]*failRecord
-	entries atomic.Int64 // lets the common case (no failures anywhere) skip the lock
+	mu     sync.Mutex
+	max    int
+	window time.Duration
+	base   time.Duration
+	cap    time.Duration
+	m      map[string]*failRecord
 }
 
 type failRecord struct {
-	count        int
-	start        time.Time
-	blockedUntil time.Time
+	count int
+	start time.Time
+	held  int // failures of this address being held back right now
 }
 
-func (l *failLimiter) retryAfter(ip string, now time.Time) time.Duration {
-	if l.entries.Load() == 0 {
-		return 0
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if rec, ok := l.m[ip]; ok && now.Before(rec.blockedUntil) {
-		return rec.blockedUntil.Sub(now)
-	}
-	return 0
-}
-
-func (l *failLimiter) fail(ip string, now time.Time) {
+// fail records a failure of ip and returns how long to hold its answer back (0: answer at once
+// with a plain 401). held reports whether the caller must wait and then call release; a delay
+// with held false means the address already has maxHeldFailures waiting: answer 429 at once.
+func (l *failLimiter) fail(ip string, now time.Time) (delay time.Duration, held bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(l.m) >= 4096 {
 		for k, rec := range l.m {
-			if now.Sub(rec.start) > l.window && !now.Before(rec.blockedUntil) {
+			if now.Sub(rec.start) > l.window && rec.held == 0 {
 				delete(l.m, k)
 			}
 		}
@@ -456,9 +523,27 @@ func (l *failLimiter) fail(ip string, now time.Time) {
 		rec.count, rec.start = 0, now
 	}
 	rec.count++
-	if rec.count >= l.max {
-		rec.blockedUntil = now.Add(l.window)
-		rec.count, rec.start = 0, now
+	over := rec.count - l.max
+	if over <= 0 {
+		return 0, false
 	}
-	l.entries.Store(int64(len(l.m)))
+	delay = l.base
+	for i := 1; i < over && delay < l.cap; i++ {
+		delay *= 2
+	}
+	delay = min(delay, l.cap)
+	if rec.held >= maxHeldFailures {
+		return delay, false
+	}
+	rec.held++
+	return delay, true
+}
+
+// release ends one held failure of ip.
+func (l *failLimiter) release(ip string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if rec, ok := l.m[ip]; ok && rec.held > 0 {
+		rec.held--
+	}
 }

@@ -2,8 +2,10 @@ package a2a_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -239,33 +241,82 @@ func TestRefusalNamesTheFixAndNoToken(t *testing.T) {
 	}
 }
 
-func TestFailedAttemptsAreRateLimited(t *testing.T) {
-	e := newEnv(t, func(_ *a2a.Config, ac *a2a.AuthConfig) {
-		ac.MaxFailures = 3
-		ac.FailureWindow = time.Minute
-	})
+// TestValidTokenPassesAfterManyFailures: wrong tokens from an address never lock out a valid
+// one from that address (loopback and a reverse proxy put every client behind one address).
+func TestValidTokenPassesAfterManyFailures(t *testing.T) {
+	e := newEnv(t, func(_ *a2a.Config, ac *a2a.AuthConfig) { ac.MaxFailures = 3 })
+	cred := e.exchange(e.token)
 	for i := 0; i < 3; i++ {
 		resp, b := e.do(http.MethodPost, "/a2a", getBody, bearerHdr("guess-"+strconv.Itoa(i)+"-aaaaaaaaaaaa"))
 		want401(t, "guess", resp, b)
 	}
-	resp, b := e.do(http.MethodPost, "/a2a", getBody, nil) // even the right token waits
-	if resp.StatusCode != http.StatusTooManyRequests {
-		t.Fatalf("after 3 failures: %d %s", resp.StatusCode, b)
+	if resp, b := e.do(http.MethodPost, "/a2a", getBody, nil); resp.StatusCode != http.StatusOK {
+		t.Fatalf("the herd token after failures from its address: %d %s", resp.StatusCode, b)
 	}
-	if ra, err := strconv.Atoi(resp.Header.Get("Retry-After")); err != nil || ra <= 0 || ra > 60 {
-		t.Fatalf("Retry-After %q", resp.Header.Get("Retry-After"))
+	if resp, b := e.do(http.MethodPost, "/a2a", getBody, bearerHdr(cred)); resp.StatusCode != http.StatusOK {
+		t.Fatalf("a credential after failures from its address: %d %s", resp.StatusCode, b)
 	}
-	e.authClock.Advance(61 * time.Second)
-	if resp, _ := e.do(http.MethodPost, "/a2a", getBody, nil); resp.StatusCode != http.StatusOK {
-		t.Fatalf("after the lockout: %d", resp.StatusCode)
+}
+
+// TestFailedAttemptsAreSlowed: past MaxFailures, each wrong credential from an address is held
+// back by a doubling, capped backoff and answered 429 with Retry-After; valid ones pass at once;
+// missing credentials are not guesses; the count starts over after the window.
+func TestFailedAttemptsAreSlowed(t *testing.T) {
+	var waits []time.Duration
+	var e *env
+	e = newEnv(t, func(_ *a2a.Config, ac *a2a.AuthConfig) {
+		ac.MaxFailures = 3
+		ac.FailureWindow = time.Minute
+		ac.FailureDelay = 100 * time.Millisecond
+		ac.MaxFailureDelay = 400 * time.Millisecond
+		ac.Wait = func(_ context.Context, d time.Duration) {
+			waits = append(waits, d) // requests below are sequential
+			e.authClock.Advance(d)
+		}
+	})
+	guess := func(i int) (*http.Response, []byte) {
+		return e.do(http.MethodPost, "/a2a", getBody, bearerHdr("guess-"+strconv.Itoa(i)+"-aaaaaaaaaaaa"))
 	}
-	// Missing credentials are not guesses and do not count.
+	for i := 0; i < 3; i++ {
+		resp, b := guess(i)
+		want401(t, "guess", resp, b)
+	}
+	if len(waits) != 0 {
+		t.Fatalf("the first failures were held back: %v", waits)
+	}
+	for i := 3; i < 7; i++ {
+		resp, b := guess(i)
+		if resp.StatusCode != http.StatusTooManyRequests {
+			t.Fatalf("guess %d past the limit: %d %s", i, resp.StatusCode, b)
+		}
+		if ra, err := strconv.Atoi(resp.Header.Get("Retry-After")); err != nil || ra < 1 || ra > 1 {
+			t.Fatalf("Retry-After %q", resp.Header.Get("Retry-After"))
+		}
+		if !strings.Contains(string(b), "never refused") {
+			t.Fatalf("the 429 should say a valid token passes: %s", b)
+		}
+		// The valid token is never held back, between two slowed guesses too.
+		n := len(waits)
+		if resp, b := e.do(http.MethodPost, "/a2a", getBody, nil); resp.StatusCode != http.StatusOK || len(waits) != n {
+			t.Fatalf("the herd token while its address is slowed: %d %s (waits %v)", resp.StatusCode, b, waits)
+		}
+	}
+	want := []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond, 400 * time.Millisecond}
+	if fmt.Sprint(waits) != fmt.Sprint(want) {
+		t.Fatalf("backoff %v, want %v (doubling, capped)", waits, want)
+	}
+	// Missing credentials are not guesses and are not slowed.
 	for i := 0; i < 5; i++ {
-		e.do(http.MethodPost, "/a2a", getBody, map[string]string{"Authorization": ""})
+		resp, b := e.do(http.MethodPost, "/a2a", getBody, map[string]string{"Authorization": ""})
+		want401(t, "no credentials", resp, b)
 	}
-	if resp, _ := e.do(http.MethodPost, "/a2a", getBody, nil); resp.StatusCode != http.StatusOK {
-		t.Fatalf("anonymous requests locked the address out: %d", resp.StatusCode)
+	if len(waits) != len(want) {
+		t.Fatalf("anonymous requests were slowed: %v", waits)
 	}
+	// After the window the address starts over.
+	e.authClock.Advance(2 * time.Minute)
+	resp, b := guess(100)
+	want401(t, "guess after the window", resp, b)
 }
 
 func TestVerifyURL(t *testing.T) {

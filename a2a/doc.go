@@ -51,8 +51,12 @@
 // terminal. Every request, cards included, passes Authenticator.gate before routing and before
 // the body is read:
 //
-//   - An address with too many recent failures gets 429 with Retry-After (per client IP,
-//     RemoteAddr only; forwarding headers are not trusted).
+//   - A valid credential always passes. Wrong ones count per client IP (RemoteAddr only;
+//     forwarding headers are not trusted): past MaxFailures in FailureWindow each further wrong
+//     one is held back by a backoff (FailureDelay doubling up to MaxFailureDelay) and answered
+//     429 with Retry-After. Nobody is locked out: loopback and a reverse proxy share one address.
+//   - A refused request that carries a body is answered with Connection: close and its body is
+//     never read, so a slow body cannot hold the connection.
 //   - A credential-looking query parameter (token, access_token, key, …) gets 400 telling the
 //     caller to use the Authorization header and to rotate the token.
 //   - Authorization: Bearer must carry the herd token (a 0600 file, EnsureToken/RotateToken;

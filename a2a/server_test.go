@@ -175,3 +175,69 @@ func TestHerdDownIsNotNotFound(t *testing.T) {
 	env, raw := e.rpc("/a2a", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[{"kind":"text","text":"x"}]},"metadata":{"member":"api"}}}`)
 	e.wantCode(env, raw, a2a.CodeInternalError)
 }
+
+// TestRefusedSlowBodyIsNotDrained: a request refused at the gate (no token, a wrong one) is
+// answered 401 with Connection: close and the connection ends there, while the client is still
+// trickling its body: the server neither reads the body nor waits for ReadTimeout.
+func TestRefusedSlowBodyIsNotDrained(t *testing.T) {
+	cfg := serverConfig(t, "127.0.0.1:0", io.Discard)
+	cfg.ReadTimeout = 2 * time.Minute // far beyond the test: only the refusal may end the connection
+	srv, err := a2a.NewServer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	defer srv.Close()
+	for what, auth := range map[string]string{"no token": "", "wrong token": "Authorization: Bearer wrong-token-0123456789\r\n"} {
+		conn, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(conn, "POST /a2a HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"+auth+"Content-Length: 100000\r\n\r\n{\"jsonrpc\"")
+		stop := make(chan struct{})
+		trickled := make(chan int, 1)
+		go func() { // a slow client: one byte every 50ms, for up to a minute
+			n := 0
+			defer func() { trickled <- n }()
+			for i := 0; i < 1200; i++ {
+				select {
+				case <-stop:
+					return
+				case <-time.After(50 * time.Millisecond):
+				}
+				if _, err := conn.Write([]byte(" ")); err != nil {
+					return
+				}
+				n++
+			}
+		}()
+		br := bufio.NewReader(conn)
+		conn.SetReadDeadline(time.Now().Add(time.Minute)) // safety net only
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("%s: no answer while the body trickles: %v", what, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized || !resp.Close { // Close: the answer said Connection: close
+			t.Fatalf("%s: HTTP %d close=%v, want 401 with Connection: close", what, resp.StatusCode, resp.Close)
+		}
+		// The server hangs up now, while the body is still coming.
+		_, err = br.ReadByte()
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("%s: the server kept reading a refused request's body for a minute", what)
+		}
+		if err == nil {
+			t.Fatalf("%s: the server sent more after its 401", what)
+		}
+		close(stop)
+		if n := <-trickled; n >= 1200 {
+			t.Fatalf("%s: the whole trickle went through before the server hung up", what)
+		}
+		conn.Close()
+	}
+}

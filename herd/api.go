@@ -401,8 +401,10 @@ type DaemonStopParams struct {
 }
 
 type DaemonStopResult struct {
-	Stopped bool     `json:"stopped"`
-	Killed  []string `json:"killed,omitempty"`
+	Stopped  bool     `json:"stopped"`
+	Killed   []string `json:"killed,omitempty"`
+	Pid      int      `json:"pid,omitempty"`      // the daemon's process: the client waits until it is gone
+	Signaled bool     `json:"signaled,omitempty"` // it did not answer on its socket and was sent SIGTERM
 }
 
 // DoctorCheck is one doctor line.

@@ -9,9 +9,11 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/mosh-dev/mosh/herd/remote"
@@ -79,6 +81,14 @@ func Connect(ctx context.Context, opts ConnectOptions) (*Client, error) {
 	sock := SocketPath(home)
 	conn, err := dialSocket(ctx, sock)
 	if err != nil {
+		// A daemon process may still hold the lock: stopping, starting, or re-creating a removed
+		// socket. Wait for it (bounded) instead of failing or starting a second one.
+		conn, err = awaitDaemon(ctx, home, sock)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if conn == nil {
 		if opts.NoStart {
 			return nil, exitcode.New(exitcode.Infra, "herd daemon is not running (no answer on %s): run any herd verb, or `mosh herd daemon --foreground`", sock)
 		}
@@ -442,9 +452,74 @@ func (c *Client) DaemonStatus(ctx context.Context) (*DaemonStatusResult, error) 
 }
 
 // DaemonStop stops the daemon. While members run it refuses (exit 1) unless yes, which kills them.
+// It returns once the daemon process is gone (its lock released, its database closed), so the
+// next Connect starts a fresh daemon instead of meeting the old one; the wait is bounded (30s,
+// or ctx).
 func (c *Client) DaemonStop(ctx context.Context, yes bool) (*DaemonStopResult, error) {
 	var r DaemonStopResult
-	return &r, c.call(ctx, MethodDaemonStop, DaemonStopParams{Yes: yes}, &r)
+	if err := c.call(ctx, MethodDaemonStop, DaemonStopParams{Yes: yes}, &r); err != nil {
+		return &r, err
+	}
+	if r.Pid == 0 {
+		// A daemon from before pids were returned: the lock file names it.
+		li, held := lockHolder(c.home)
+		if !held {
+			return &r, nil
+		}
+		r.Pid = li.pid
+	}
+	return &r, waitStopped(ctx, r.Pid, c.home)
+}
+
+// waitStopped waits (bounded by stopWait) until the daemon process pid of home has ended.
+func waitStopped(ctx context.Context, pid int, home string) error {
+	wctx, cancel := context.WithTimeout(ctx, stopWait)
+	defer cancel()
+	if err := waitProcessGone(wctx, pid, home); err != nil {
+		if ctx.Err() != nil {
+			return exitcode.New(exitcode.Interrupted, "stopped waiting for the herd daemon (pid %d) to exit; it is still stopping", pid)
+		}
+		return exitcode.New(exitcode.Infra, "the herd daemon (pid %d) did not exit within %s of being told to stop: see %s; `kill %d` ends it",
+			pid, stopWait, filepath.Join(HerdDir(home), "daemon.log"), pid)
+	}
+	return nil
+}
+
+// StopDaemon stops the daemon of opts.Home if one runs and returns once its process is gone
+// (result Stopped false when none runs). A daemon that holds its lock but does not answer on its
+// socket (removed by a temp cleaner, an old daemon that cannot re-create it) is refused without
+// yes, and ended with SIGTERM with it (its members stop with it, as with a daemon that answers).
+func StopDaemon(ctx context.Context, opts ConnectOptions, yes bool) (*DaemonStopResult, error) {
+	home, err := homeOr(opts.Home)
+	if err != nil {
+		return nil, err
+	}
+	opts.Home, opts.NoStart = home, true
+	c, err := Connect(ctx, opts)
+	if err == nil {
+		defer c.Close()
+		return c.DaemonStop(ctx, yes)
+	}
+	var od *OrphanedDaemonError
+	if !errors.As(err, &od) {
+		if li, held := lockHolder(home); !held || li.pid == 0 {
+			return &DaemonStopResult{}, nil // none runs
+		}
+		return nil, err
+	}
+	if od.Pid <= 0 || od.Pid == os.Getpid() {
+		return nil, err
+	}
+	if !yes {
+		return nil, exitcode.New(exitcode.Usage, "%v; pass --yes to end it (SIGTERM; its members stop with it)", err)
+	}
+	if err := syscall.Kill(od.Pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return nil, exitcode.New(exitcode.Infra, "cannot signal the herd daemon (pid %d): %v", od.Pid, err)
+	}
+	if err := waitStopped(ctx, od.Pid, home); err != nil {
+		return nil, err
+	}
+	return &DaemonStopResult{Stopped: true, Pid: od.Pid, Signaled: true}, nil
 }
 
 // Subscription delivers state events in order. Events never drop: the client queues them until
@@ -677,9 +752,16 @@ func Doctor(ctx context.Context, opts ConnectOptions) (*DoctorResult, error) {
 	c, err := Connect(ctx, opts)
 	if err != nil {
 		r := &DoctorResult{Dir: HerdDir(home)}
-		r.Checks = append(r.Checks, DoctorCheck{Name: "daemon", Level: "fail",
-			Detail: fmt.Sprintf("no daemon answers on %s", SocketPath(home)),
-			Fix:    "run any herd verb (it starts the daemon), or `mosh herd daemon --foreground`; see " + HerdDir(home) + "/daemon.log"})
+		var od *OrphanedDaemonError
+		if errors.As(err, &od) {
+			r.Checks = append(r.Checks, DoctorCheck{Name: "daemon", Level: "fail",
+				Detail: fmt.Sprintf("daemon pid %d holds %s but does not answer on %s: its socket was removed (a temp-dir cleaner?) or it is stuck", od.Pid, od.Lock, od.Socket),
+				Fix:    fmt.Sprintf("`mosh herd daemon stop --yes` (or `kill %d`; its members stop with it), then any verb starts a new daemon; see %s/daemon.log", od.Pid, HerdDir(home))})
+		} else {
+			r.Checks = append(r.Checks, DoctorCheck{Name: "daemon", Level: "fail",
+				Detail: fmt.Sprintf("no daemon answers on %s", SocketPath(home)),
+				Fix:    "run any herd verb (it starts the daemon), or `mosh herd daemon --foreground`; see " + HerdDir(home) + "/daemon.log"})
+		}
 		r.Checks = append(r.Checks, localChecks(home)...)
 		r.Checks = append(r.Checks, stateEngines{state.Load(HerdDir(home))}.Doctor()...)
 		r.finish()
@@ -689,7 +771,8 @@ func Doctor(ctx context.Context, opts ConnectOptions) (*DoctorResult, error) {
 	return c.Doctor(ctx)
 }
 
-// Probe reports whether a daemon answers for opts.Home without starting one.
+// Probe reports whether a daemon answers for opts.Home without starting one. A daemon process
+// that holds the lock but does not answer is an error (*OrphanedDaemonError), not "not running".
 func Probe(ctx context.Context, opts ConnectOptions) (*DaemonStatusResult, error) {
 	home, err := homeOr(opts.Home)
 	if err != nil {
@@ -699,6 +782,10 @@ func Probe(ctx context.Context, opts ConnectOptions) (*DaemonStatusResult, error
 	opts.NoStart = true
 	c, err := Connect(ctx, opts)
 	if err != nil {
+		var od *OrphanedDaemonError
+		if errors.As(err, &od) {
+			return nil, err // a daemon process exists but does not answer: say so, not "not running"
+		}
 		return &DaemonStatusResult{Running: false, Socket: SocketPath(home), Dir: HerdDir(home)}, nil
 	}
 	defer c.Close()

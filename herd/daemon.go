@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -24,6 +25,10 @@ import (
 // ledgerOpenedHook lets a test that runs the daemon in its own process reach the store (to make
 // the disk look full). Nil in the mosh binary.
 var ledgerOpenedHook func(*ledger.Store)
+
+// lockWaitHook, when set (tests), is called when the daemon starts waiting for another daemon's
+// lifetime lock.
+var lockWaitHook func()
 
 // Version is reported by daemon.status.
 const Version = "0.1.0"
@@ -52,11 +57,21 @@ type daemon struct {
 	reserved   map[string]bool        // names being launched right now
 
 	clients  atomic.Int64
-	ln       net.Listener
 	stopOnce sync.Once
 	stopCh   chan struct{}
 	connWG   sync.WaitGroup
 	conns    sync.Map // *serverConn → struct{}
+
+	// The listener and the socket file it is bound to; relisten replaces both when the file is
+	// removed under the daemon.
+	lnMu            sync.Mutex
+	ln              net.Listener
+	sockInfo        os.FileInfo
+	sockRecreated   int       // how many times the socket was re-created
+	sockRecreatedAt time.Time // the last time
+	lnClosed        bool      // the daemon is stopping: no listener any more
+	acceptWG        sync.WaitGroup
+	lockFile        *os.File // herd/daemon.lock, flocked for the daemon's life
 }
 
 // ServeForeground runs the herd daemon of home (empty: Home()) until ctx ends or a client stops
@@ -84,7 +99,7 @@ func ServeForeground(ctx context.Context, home string) error {
 			return err
 		}
 	}
-	unlock, err := d.lifetimeLock()
+	unlock, err := d.lifetimeLock(ctx)
 	if err != nil {
 		return err
 	}
@@ -122,17 +137,14 @@ func ServeForeground(ctx context.Context, home string) error {
 	}
 
 	_ = os.Remove(d.sock) // we hold the lifetime lock: any socket file is a dead daemon's
-	old := syscall.Umask(0o177)
-	ln, err := net.Listen("unix", d.sock)
-	syscall.Umask(old)
+	ln, fi, err := listenSocket(d.sock)
 	if err != nil {
-		return exitcode.New(exitcode.Infra, "herd daemon cannot listen on %s: %v", d.sock, err)
+		return err
 	}
-	if err := os.Chmod(d.sock, 0o600); err != nil {
-		ln.Close()
-		return exitcode.New(exitcode.Infra, "cannot make %s private: %v", d.sock, err)
-	}
-	d.ln = ln
+	d.lnMu.Lock()
+	d.ln, d.sockInfo = ln, fi
+	d.lnMu.Unlock()
+	d.setPhase(phaseServing)
 	// Remote members need no process: they are back on the roster at once, followed again.
 	for _, r := range remotes {
 		d.reviveRemote(r)
@@ -140,14 +152,14 @@ func ServeForeground(ctx context.Context, home string) error {
 	d.logger.Printf("listening on %s (pid %d, %d remembered members)", d.sock, os.Getpid(), len(rows))
 	signalReady()
 
-	go func() {
-		select {
-		case <-ctx.Done():
-		case <-d.stopCh:
-		}
-		d.stop()
-	}()
-	d.acceptLoop()
+	d.acceptWG.Add(1)
+	go d.acceptLoop(ln)
+	go d.watchSocket()
+	select {
+	case <-ctx.Done():
+	case <-d.stopCh:
+	}
+	d.stop()
 	d.shutdown()
 	return nil
 }
@@ -170,25 +182,83 @@ func signalReady() {
 
 // lifetimeLock makes sure one daemon serves a home: it holds an exclusive flock on
 // herd/daemon.lock for its whole life; the kernel drops it when the process dies (kill -9 too).
-func (d *daemon) lifetimeLock() (func(), error) {
+// When the lock is taken and the holder answers on the socket, another daemon serves: refuse at
+// once. When it does not answer, the holder is stopping (or a client probes the lock for an
+// instant): wait for the lock, bounded by the stopping wait.
+func (d *daemon) lifetimeLock(ctx context.Context) (func(), error) {
 	path := filepath.Join(d.dir, "daemon.lock")
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, exitcode.New(exitcode.Infra, "cannot open %s: %v", path, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		b, _ := os.ReadFile(path)
+	busy := func() error {
+		li := parseLockInfo(readSmall(path))
 		f.Close()
-		return nil, exitcode.New(exitcode.Infra, "another herd daemon (pid %s) already serves %s: use it, or `mosh herd daemon stop` first", string(b), d.home)
+		return exitcode.New(exitcode.Infra, "another herd daemon (pid %d) already serves %s: use it, or `mosh herd daemon stop` first", li.pid, d.home)
 	}
-	_ = f.Truncate(0)
-	_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())), 0)
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		if conn, derr := dialSocket(ctx, d.sock); derr == nil {
+			conn.Close()
+			return nil, busy()
+		}
+		got := make(chan error) // unbuffered: an abandoned waiter never hands over a lock nobody takes
+		abandoned := make(chan struct{})
+		go func() {
+			err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+			select {
+			case got <- err:
+			case <-abandoned:
+				f.Close() // drops the lock if it was just taken
+			}
+		}()
+		if lockWaitHook != nil {
+			lockWaitHook()
+		}
+		timer := time.NewTimer(waitStopping)
+		defer timer.Stop()
+		select {
+		case err := <-got:
+			if err != nil {
+				f.Close()
+				return nil, exitcode.New(exitcode.Infra, "cannot lock %s: %v", path, err)
+			}
+		case <-timer.C:
+			close(abandoned)
+			li := parseLockInfo(readSmall(path))
+			return nil, orphaned(li.pid, d.sock, path, li.phase)
+		case <-ctx.Done():
+			close(abandoned)
+			return nil, exitcode.New(exitcode.Interrupted, "herd daemon start interrupted while another daemon (%s) held %s", strings.TrimSpace(string(readSmall(path))), path)
+		}
+	}
+	d.lockFile = f
+	d.setPhase(phaseStarting)
 	return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
 }
 
-func (d *daemon) acceptLoop() {
+// setPhase writes "<pid> <phase>" to the lock file: clients that find the socket silent learn
+// whether the daemon is starting, serving or stopping (see awaitDaemon).
+func (d *daemon) setPhase(phase string) {
+	if d.lockFile == nil {
+		return
+	}
+	b := []byte(strconv.Itoa(os.Getpid()) + " " + phase + "\n")
+	_, _ = d.lockFile.WriteAt(b, 0)
+	_ = d.lockFile.Truncate(int64(len(b)))
+}
+
+func readSmall(path string) []byte {
+	b, _ := os.ReadFile(path)
+	if len(b) > 256 {
+		b = b[:256]
+	}
+	return b
+}
+
+func (d *daemon) acceptLoop(ln net.Listener) {
+	defer d.acceptWG.Done()
 	for {
-		c, err := d.ln.Accept()
+		c, err := ln.Accept()
 		if err != nil {
 			select {
 			case <-d.stopCh:
@@ -196,7 +266,7 @@ func (d *daemon) acceptLoop() {
 			default:
 			}
 			if errors.Is(err, net.ErrClosed) {
-				return
+				return // replaced by relisten, or the daemon is stopping
 			}
 			d.logger.Printf("accept: %v", err)
 			continue
@@ -204,6 +274,12 @@ func (d *daemon) acceptLoop() {
 		if !sameUser(c) {
 			c.Close()
 			continue
+		}
+		select {
+		case <-d.stopCh:
+			c.Close()
+			continue
+		default:
 		}
 		sc := newServerConn(d, c)
 		d.conns.Store(sc, struct{}{})
@@ -240,14 +316,32 @@ func sameUser(c net.Conn) bool {
 	return int(cred.Uid) == os.Getuid() || cred.Uid == 0
 }
 
-// stop begins shutdown (idempotent).
+// stop begins shutdown (idempotent): the lock file says stopping, the listener closes and the
+// socket goes at once, so a client that dials now finds no socket and waits for this process to
+// end instead of meeting a half-stopped daemon.
 func (d *daemon) stop() {
 	d.stopOnce.Do(func() {
+		d.closeListener()
 		close(d.stopCh)
-		if d.ln != nil {
-			d.ln.Close()
-		}
 	})
+}
+
+// closeListener is the first step of stopping (idempotent): the lock file says stopping, the
+// listener closes, the socket file goes, and relisten never re-creates it.
+func (d *daemon) closeListener() {
+	d.lnMu.Lock()
+	defer d.lnMu.Unlock()
+	if d.lnClosed {
+		return
+	}
+	d.lnClosed = true
+	d.setPhase(phaseStopping)
+	if d.ln != nil {
+		d.ln.Close()
+	}
+	if fi, err := os.Lstat(d.sock); err == nil && d.sockInfo != nil && os.SameFile(fi, d.sockInfo) {
+		_ = os.Remove(d.sock)
+	}
 }
 
 // shutdown ends members and connections after the listener closed.
@@ -264,10 +358,10 @@ func (d *daemon) shutdown() {
 		go func() { defer wg.Done(); m.terminate() }()
 	}
 	wg.Wait()
+	d.acceptWG.Wait()
 	d.conns.Range(func(k, _ any) bool { k.(*serverConn).close(); return true })
 	d.connWG.Wait()
 	d.lw.close()
-	_ = os.Remove(d.sock)
 	d.logger.Printf("stopped")
 }
 
@@ -529,6 +623,11 @@ func (sc *serverConn) handle(ctx context.Context, req serverRequest) {
 	}
 	if res == nil {
 		res = struct{}{}
+	}
+	if req.Method == MethodDaemonStop {
+		// No new connection reaches this daemon once the stop is acknowledged: a client that
+		// dials after the answer waits for this process to end instead of meeting it half-stopped.
+		sc.d.closeListener()
 	}
 	sc.reply(req.ID, res, nil)
 	if req.Method == MethodDaemonStop {

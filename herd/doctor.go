@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // localChecks are the doctor checks that need no daemon: the directories exist, are ours,
@@ -54,24 +56,16 @@ func (d *daemon) doctor() *DoctorResult {
 	r := &DoctorResult{Dir: d.dir}
 	r.Checks = append(r.Checks, DoctorCheck{Name: "daemon", Level: "ok", Detail: fmt.Sprintf("pid %d on %s, up %s", os.Getpid(), d.sock, time.Since(d.started).Round(time.Second))})
 	r.Checks = append(r.Checks, localChecks(d.home)...)
-	if st, err := os.Stat(d.sock); err == nil && st.Mode().Perm() != 0o600 {
-		r.Checks = append(r.Checks, DoctorCheck{Name: "socket", Level: "fail", Detail: fmt.Sprintf("%s has mode %o", d.sock, st.Mode().Perm()), Fix: "chmod 600 " + d.sock})
-	}
+	r.Checks = append(r.Checks, d.socketCheck())
 
 	// Database.
 	if d.dbErr != nil {
 		r.Checks = append(r.Checks, DoctorCheck{Name: "database", Level: "fail", Detail: d.dbErr.Error(),
 			Fix: "move " + filepath.Join(d.dir, "herd.db") + " aside and restart the daemon (`mosh herd daemon stop`): members are not remembered until then"})
 	} else if d.tasks != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err := d.tasks.Check(ctx)
-		cancel()
-		if err != nil {
-			r.Checks = append(r.Checks, DoctorCheck{Name: "database", Level: "fail", Detail: err.Error(), Fix: "move the database aside and restart the daemon"})
-		} else {
-			r.Checks = append(r.Checks, DoctorCheck{Name: "database", Level: "ok", Detail: filepath.Join(d.dir, "herd.db")})
-		}
+		r.Checks = append(r.Checks, d.databaseChecks()...)
 	}
+	r.Checks = append(r.Checks, diskCheck(d.dir))
 
 	// config.json (ledger retention and durability).
 	if len(d.cfgProblems) > 0 {
@@ -156,4 +150,99 @@ func (d *daemon) doctor() *DoctorResult {
 	r.Checks = append(r.Checks, d.engines.Doctor()...)
 	r.finish()
 	return r
+}
+
+// socketCheck: the socket is this daemon's, private, and was never removed under it (or says
+// how often it was, and what removes it).
+func (d *daemon) socketCheck() DoctorCheck {
+	d.lnMu.Lock()
+	n, at := d.sockRecreated, d.sockRecreatedAt
+	d.lnMu.Unlock()
+	st, err := os.Lstat(d.sock)
+	switch {
+	case err != nil || !d.ownSocket():
+		return DoctorCheck{Name: "socket", Level: "fail", Detail: fmt.Sprintf("%s is missing or not this daemon's (pid %d) socket", d.sock, os.Getpid()),
+			Fix: "`mosh herd daemon stop --yes`, then any verb starts a daemon with a new socket"}
+	case st.Mode().Perm() != 0o600:
+		return DoctorCheck{Name: "socket", Level: "fail", Detail: fmt.Sprintf("%s has mode %o", d.sock, st.Mode().Perm()), Fix: "chmod 600 " + d.sock}
+	case n > 0:
+		fix := "something removes files under " + filepath.Dir(d.sock)
+		if filepath.Dir(d.sock) != d.dir {
+			fix += " (a temp-dir cleaner: systemd-tmpfiles, tmpreaper); a shorter MOSH_HOME puts the socket in $MOSH_HOME/herd instead (paths up to " +
+				fmt.Sprint(maxSocketPath) + " bytes)"
+		} else {
+			fix += "; keep cleaners away from $MOSH_HOME, or set MOSH_HOME elsewhere"
+		}
+		return DoctorCheck{Name: "socket", Level: "warn",
+			Detail: fmt.Sprintf("%s was removed under the daemon and re-created %d time(s), last at %s", d.sock, n, at.Format(time.TimeOnly)),
+			Fix:    fix}
+	}
+	return DoctorCheck{Name: "socket", Level: "ok", Detail: d.sock}
+}
+
+// databaseChecks: the database is sound (quick_check, not locked by another process) and takes
+// writes — a real committed write through the daemon's own writer, so a full disk, a read-only
+// file or writes already waiting in memory fail doctor instead of every prompt.
+func (d *daemon) databaseChecks() []DoctorCheck {
+	db := filepath.Join(d.dir, "herd.db")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := d.tasks.Check(ctx); err != nil {
+		return []DoctorCheck{{Name: "database", Level: "fail", Detail: err.Error(), Fix: "move the database aside and restart the daemon"}}
+	}
+	checks := []DoctorCheck{{Name: "database", Level: "ok", Detail: db + " passes quick_check"}}
+	werr := d.tasks.CheckWrite(ctx)
+	h := d.tasks.WriteHealth()
+	switch {
+	case werr != nil:
+		detail := "a write to " + db + " failed: " + werr.Error()
+		if h.Kept > 0 {
+			detail += fmt.Sprintf("; %d ledger write(s) wait in memory since %s (written once the database takes writes again; lost if the daemon stops first)",
+				h.Kept, h.LastErrAt.Format(time.TimeOnly))
+		}
+		checks = append(checks, DoctorCheck{Name: "database writes", Level: "fail", Detail: detail,
+			Fix: "free space on that disk, or make " + db + " and its directory writable by you (0600 file, 0700 directory); prompts are refused until then"})
+	case h.Dropped > 0:
+		checks = append(checks, DoctorCheck{Name: "database writes", Level: "warn",
+			Detail: fmt.Sprintf("writes work again, but %d ledger write(s) were lost while they failed (last failure %s: %v)", h.Dropped, h.LastErrAt.Format(time.TimeOnly), h.LastErr),
+			Fix:    "tasks of that time may read gone; nothing to do unless it happens again (then check the disk)"})
+	default:
+		checks = append(checks, DoctorCheck{Name: "database writes", Level: "ok", Detail: "a write transaction went through (rolled back)"})
+	}
+	return checks
+}
+
+// minFreeBytes: below this much free space on the herd's disk, doctor fails (SQLite needs room
+// for its WAL and every prompt writes).
+const minFreeBytes = 8 << 20
+
+// diskCheck reports the free space of the filesystem that holds dir.
+func diskCheck(dir string) DoctorCheck {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return DoctorCheck{Name: "disk", Level: "warn", Detail: fmt.Sprintf("cannot read the free space of %s: %v", dir, err)}
+	}
+	return diskLevel(dir, uint64(st.Bavail)*uint64(st.Bsize))
+}
+
+func diskLevel(dir string, free uint64) DoctorCheck {
+	c := DoctorCheck{Name: "disk", Level: "ok", Detail: fmt.Sprintf("%s free on the disk of %s", humanBytes(free), dir)}
+	switch {
+	case free < minFreeBytes:
+		c.Level, c.Fix = "fail", "free space on that disk: prompts fail to record (and are not typed) when it is full"
+	case free < 16*minFreeBytes:
+		c.Level, c.Fix = "warn", "free space on that disk soon: prompts fail to record when it is full"
+	}
+	return c
+}
+
+func humanBytes(n uint64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	default:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
 }

@@ -536,7 +536,11 @@ func TestKillRestoreAfterDaemonKill9(t *testing.T) {
 	if err := syscall.Kill(st.Pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	<-h.c.done // the connection dropped: the daemon is dead
+	// The connection dropped: the daemon is dying; then it is gone.
+	<-h.c.done
+	if err := waitProcessGone(h.ctx, st.Pid, h.home); err != nil {
+		t.Fatal(err)
+	}
 
 	// A new client starts a new daemon; the member is remembered but gone.
 	t.Setenv("HERD_T_ROUND", "two")

@@ -33,8 +33,16 @@ func TestMain(m *testing.M) {
 	if sock := os.Getenv("MOSH_HERD_TEST_PROBE"); sock != "" {
 		os.Exit(probeSocket(sock))
 	}
+	if os.Getenv(holdLockEnv) != "" {
+		os.Exit(holdLockMain())
+	}
 	if os.Getenv("MOSH_HERD_TEST_HOOK") == "1" {
 		os.Exit(hookReport())
+	}
+	if os.Getenv("GORACE") == "" {
+		// Daemons started by the tests (this binary) skip the race detector's 1 s sleep at exit:
+		// DaemonStop waits for the process to end.
+		os.Setenv("GORACE", "atexit_sleep_ms=0")
 	}
 	// helper state's fake engine, built once for the tests that drive it.
 	fakeBin, fakeErr = buildFakeEngine()

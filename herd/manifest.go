@@ -50,6 +50,8 @@ type taskLedger interface {
 	ReplaceArtifact(id string, a ledger.Artifact) error
 	RecordBatch(items []ledger.BatchItem) ([]error, error)
 	Check(ctx context.Context) error
+	CheckWrite(ctx context.Context) error
+	WriteHealth() ledger.WriteHealth
 
 	Tasks(f ledger.TaskFilter) ([]ledger.Task, error)
 	Task(id string) (ledger.Task, error)

@@ -758,7 +758,7 @@ func hDaemonStop(ctx context.Context, sc *serverConn, params json.RawMessage) (a
 	if len(running) > 0 && !p.Yes {
 		return nil, exitcode.New(exitcode.Usage, "%d member(s) still running (%s): pass --yes to stop them with the daemon", len(running), strings.Join(running, ", "))
 	}
-	return DaemonStopResult{Stopped: true, Killed: running}, nil
+	return DaemonStopResult{Stopped: true, Killed: running, Pid: os.Getpid()}, nil
 }
 
 func hExplain(ctx context.Context, sc *serverConn, params json.RawMessage) (any, error) {

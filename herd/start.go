@@ -23,7 +23,9 @@ const readyFDEnv = "MOSH_HERD_READY_FD"
 
 // daemonEnvKeys is all of the caller's environment a daemon gets: the daemon never passes its own
 // environment to members (each request carries the caller's), so it needs nothing secret.
-var daemonEnvKeys = []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ"}
+// GORACE only matters to a race-detector build (the tests': it lets them drop the detector's
+// one-second sleep at exit, which DaemonStop now waits out).
+var daemonEnvKeys = []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ", "GORACE"}
 
 func startDaemon(ctx context.Context, home string, opts ConnectOptions) (net.Conn, error) {
 	dir := HerdDir(home)
@@ -45,6 +47,11 @@ func startDaemon(ctx context.Context, home string, opts ConnectOptions) (net.Con
 	defer unlock()
 	if conn, err := dialSocket(ctx, sock); err == nil {
 		return conn, nil
+	}
+	// A daemon that is still stopping (or one started by hand meanwhile) holds the lifetime lock:
+	// wait for it rather than spawn one that cannot take the lock.
+	if conn, err := awaitDaemon(ctx, home, sock); conn != nil || err != nil {
+		return conn, err
 	}
 
 	argv := opts.DaemonArgv

@@ -276,6 +276,11 @@ func (h *herdT) kill9() {
 		h.t.Fatal(err)
 	}
 	<-h.c.done
+	// The connection closes while the kernel is still closing the dead daemon's files (its
+	// listener among them): wait until the process is gone, as a user's next command would.
+	if err := waitProcessGone(h.ctx, st.Pid, h.home); err != nil {
+		h.t.Fatal(err)
+	}
 	c, err := Connect(h.ctx, ConnectOptions{Home: h.home})
 	if err != nil {
 		h.t.Fatal(err)

@@ -3,6 +3,7 @@ package ledger
 import (
 	"database/sql"
 	"errors"
+	"slices"
 )
 
 // batchTransitionSQL is recordTransitionSQL without RETURNING (a row read back costs more than the
@@ -32,8 +33,10 @@ func (s *Store) RecordBatch(items []BatchItem) (itemErrs []error, err error) {
 	}
 	// Every problem of one item is answered in itemErrs, so fn fails only for storage trouble:
 	// no savepoint is needed around it (a savepoint makes SQLite journal every page it touches).
-	err = s.writeStmt("record transitions", func(tx *sql.Tx) error {
-		itemErrs = make([]error, len(items)) // fn may run twice: never accumulate across runs
+	// On storage trouble the batch is kept in memory and written before any later write (see
+	// writeReq.kept): a task's end lost to a full disk would otherwise read as "gone" later.
+	items = slices.Clone(items)
+	run := func(tx *sql.Tx, itemErrs []error) error {
 		stmt, err := tx.Prepare(batchTransitionSQL)
 		if err != nil {
 			return err
@@ -82,8 +85,15 @@ func (s *Store) RecordBatch(items []BatchItem) (itemErrs []error, err error) {
 			}
 		}
 		return nil
-	})
-	if err != nil {
+	}
+	req := &writeReq{op: "record transitions", oneStatement: true, done: make(chan error, 1),
+		fn: func(tx *sql.Tx) error {
+			itemErrs = make([]error, len(items)) // fn may run twice: never accumulate across runs
+			return run(tx, itemErrs)
+		},
+		kept: func(tx *sql.Tx) error { return run(tx, make([]error, len(items))) },
+	}
+	if err = s.submit(req); err != nil {
 		return nil, err
 	}
 	return itemErrs, nil

@@ -32,6 +32,8 @@ type Store struct {
 	closeOnce sync.Once
 
 	commits, committed atomic.Int64 // transactions and requests, for the group-commit figures
+
+	kept keptWrites // writes waiting in memory after a storage failure (writer.go)
 }
 
 // driverName is mattn/go-sqlite3 with per-connection settings the DSN cannot carry: each

@@ -197,9 +197,8 @@ func (s *Store) closeTask(id string, end Transition, a Artifact) error {
 	if end.At.IsZero() {
 		end.At = s.now()
 	}
-	return s.writeTx("close task", func(tx *sql.Tx) error {
-		return s.closeTaskTx(tx, n, end, a)
-	})
+	fn := func(tx *sql.Tx) error { return s.closeTaskTx(tx, n, end, a) }
+	return s.writeKept("close task", fn, fn) // a task's end is kept in memory through a full disk
 }
 
 func (s *Store) closeTaskTx(tx *sql.Tx, n int64, end Transition, a Artifact) error {

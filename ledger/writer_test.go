@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -217,5 +218,96 @@ func TestConcurrentReadsAndWrites(t *testing.T) {
 	readers.Wait()
 	if n := count(t, s, `SELECT count(*) FROM tasks`); n != 80 {
 		t.Fatalf("%d tasks kept, want 4 members × 20", n)
+	}
+}
+
+// Writes that record what happened (transitions, task ends) survive a storage failure: they wait
+// in memory, in order, nothing is written ahead of them, and they land once the database takes
+// writes again (on the next write, or CheckWrite). Other writes fail with the storage error.
+func TestKeptWritesSurviveAStorageFailure(t *testing.T) {
+	s := openTest(t, Options{})
+	for _, m := range []string{"a", "b"} {
+		if _, err := s.MintTask(m, "x", StateIdle, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.SetQueryOnly(true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RecordBatch([]BatchItem{{Member: "a", Transition: Transition{At: t0.Add(time.Second), State: StateWorking, Note: "1"}}}); err == nil || !strings.Contains(err.Error(), "kept in memory") {
+		t.Fatalf("a refused batch: %v", err)
+	}
+	if _, err := s.RecordBatch([]BatchItem{{Member: "a", Transition: Transition{At: t0.Add(2 * time.Second), State: StateDone, Note: "2"},
+		CloseTask: "t-1", Artifact: Artifact{Text: "the answer", Source: SourceScreen}}}); err == nil || !strings.Contains(err.Error(), "kept in memory") {
+		t.Fatalf("a batch behind a kept one: %v", err)
+	}
+	if err := s.CloseTask("t-2", Transition{At: t0.Add(3 * time.Second), State: StateDone}, Artifact{Text: "b's answer"}); err == nil || !strings.Contains(err.Error(), "kept in memory") {
+		t.Fatalf("a close behind kept writes: %v", err)
+	}
+	if _, err := s.MintTask("a", "next", StateIdle, t0.Add(4*time.Second)); err == nil || !strings.Contains(err.Error(), "earlier writes are waiting") {
+		t.Fatalf("a mint behind kept writes: %v", err)
+	}
+	h := s.WriteHealth()
+	if h.Kept != 3 || !h.Failing() || h.LastErr == nil {
+		t.Fatalf("write health while the database refuses writes: %+v", h)
+	}
+	if err := s.CheckWrite(context.Background()); err == nil || !strings.Contains(err.Error(), "wait in memory") {
+		t.Fatalf("write check while writes wait: %v", err)
+	}
+	if task, err := s.Task("t-1"); err != nil || !task.Open {
+		t.Fatalf("t-1 while its end waits: %+v %v", task, err)
+	}
+
+	if err := s.SetQueryOnly(false); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CheckWrite(context.Background()); err != nil {
+		t.Fatalf("write check once writes work: %v", err)
+	}
+	if h := s.WriteHealth(); h.Kept != 0 || h.Failing() {
+		t.Fatalf("write health after the kept writes landed: %+v", h)
+	}
+	task, err := s.Task("t-1")
+	if err != nil || task.Open || task.State != StateDone || task.Artifact == nil || task.Artifact.Text != "the answer" {
+		t.Fatalf("t-1 after its end landed: %+v %v", task, err)
+	}
+	if len(task.Transitions) < 2 || task.Transitions[len(task.Transitions)-2].Note != "1" || task.Transitions[len(task.Transitions)-1].Note != "2" {
+		t.Fatalf("kept transitions out of order: %+v", task.Transitions)
+	}
+	if task, err := s.Task("t-2"); err != nil || task.Open || task.State != StateDone {
+		t.Fatalf("t-2 after its end landed: %+v %v", task, err)
+	}
+	// The check's scratch table never stays.
+	if n := count(t, s, `SELECT count(*) FROM sqlite_master WHERE name = 'doctor_write_check'`); n != 0 {
+		t.Fatalf("the write check left its table")
+	}
+}
+
+// Kept writes land without any other write: the retry timer writes them.
+func TestKeptWritesAreRetried(t *testing.T) {
+	s := openTest(t, Options{})
+	if _, err := s.MintTask("a", "x", StateIdle, t0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetQueryOnly(true); err != nil {
+		t.Fatal(err)
+	}
+	landed := make(chan struct{}, 1)
+	s.kept.mu.Lock()
+	s.kept.landed = landed
+	s.kept.mu.Unlock()
+	if err := s.CloseTask("t-1", Transition{At: t0.Add(time.Second), State: StateDone}, Artifact{Text: "late"}); err == nil {
+		t.Fatal("a close on a read-only database succeeded")
+	}
+	if err := s.SetQueryOnly(false); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-landed:
+	case <-time.After(time.Minute): // safety net: the retry backs off from 500ms
+		t.Fatal("the kept write was never retried")
+	}
+	if task, err := s.Task("t-1"); err != nil || task.Open || task.State != StateDone {
+		t.Fatalf("t-1 after the retry: %+v %v", task, err)
 	}
 }

@@ -1217,21 +1217,24 @@ func (h *herdCLI) daemonCmd() *cobra.Command {
 				return h.dryDaemonStop(cmd, stopJSON, yes)
 			}
 			ctx := cmd.Context()
-			c, err := h.connectRunning(ctx)
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			home, err := h.home()
 			if err != nil {
 				return err
 			}
-			if c == nil {
+			// Returns once the daemon's process is gone: the next verb starts a fresh one.
+			r, err := herd.StopDaemon(ctx, herd.ConnectOptions{Home: home}, yes)
+			if err != nil {
+				return err
+			}
+			if !r.Stopped {
 				if stopJSON {
-					return writeJSON(h.stdout, herd.DaemonStopResult{})
+					return writeJSON(h.stdout, r)
 				}
 				fmt.Fprintln(h.stderr, "no herd daemon is running")
 				return nil
-			}
-			defer c.Close()
-			r, err := c.DaemonStop(ctx, yes)
-			if err != nil {
-				return err
 			}
 			if stopJSON {
 				return writeJSON(h.stdout, r)

@@ -877,3 +877,39 @@ func TestHerdPsOnATerminal(t *testing.T) {
 		t.Fatalf("ps with NO_COLOR:\n%q", out)
 	}
 }
+
+// A daemon process that holds the herd's lock but no longer answers on its socket (an old daemon
+// whose socket a temp cleaner removed, a wedged one) is named with its pid by `daemon stop`,
+// `daemon status` and `doctor`, with the fix — not "no herd daemon is running". This test process
+// plays the orphan (it is never sent --yes, which would end it).
+func TestHerdDaemonStopNamesAnOrphanedDaemon(t *testing.T) {
+	e := newHerdEnv(t)
+	dir := filepath.Join(e.home, "herd")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "daemon.lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close() // releases the lock before the cleanup's `daemon stop --yes`
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	pid := fmt.Sprint(os.Getpid())
+	if _, err := f.WriteString(pid + " serving\n"); err != nil {
+		t.Fatal(err)
+	}
+	_, errs := e.expect(1, "herd", "daemon", "stop")
+	if !strings.Contains(errs, "pid "+pid) || !strings.Contains(errs, "does not answer") || !strings.Contains(errs, "--yes") {
+		t.Fatalf("daemon stop on an orphaned daemon: %q", errs)
+	}
+	if _, errs := e.expect(5, "herd", "daemon", "status"); !strings.Contains(errs, "pid "+pid) {
+		t.Fatalf("daemon status on an orphaned daemon: %q", errs)
+	}
+	out, _ := e.expect(5, "herd", "doctor", "--json")
+	var dr herd.DoctorResult
+	if err := json.Unmarshal([]byte(out), &dr); err != nil || dr.OK || !strings.Contains(dr.Checks[0].Detail, "pid "+pid) || !strings.Contains(dr.Checks[0].Fix, "kill "+pid) {
+		t.Fatalf("doctor on an orphaned daemon: %v %s", err, out)
+	}
+}
