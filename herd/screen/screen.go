@@ -47,6 +47,7 @@ import (
 	"time"
 	"unsafe"
 
+	uv "github.com/charmbracelet/ultraviolet"
 	"github.com/charmbracelet/x/ansi"
 	ansiparser "github.com/charmbracelet/x/ansi/parser"
 	"github.com/charmbracelet/x/vt"
@@ -170,6 +171,14 @@ type Screen struct {
 	// frameClosed records that a synchronized frame closed during the
 	// current Write, so settling can happen at once.
 	frameClosed bool
+	// framed says the program brackets its frames (a synchronized frame
+	// closed since the start or the last full reset). Its output outside a
+	// frame that draws nothing (titles, OSC 7501, modes) then settles at once
+	// instead of holding back the settle of the frame before it.
+	framed bool
+	// drawnUnframed says output outside any frame drew on the grid since the
+	// last settle: its settle delay runs out before anything settles early.
+	drawnUnframed bool
 	// modes are the DEC private modes the program set that the attaching
 	// terminal must mirror for keys and paste to encode the same way.
 	modes map[int]bool
@@ -261,6 +270,7 @@ func New(cols, rows int, opts Options) *Screen {
 	s.emu.RegisterEscHandler('c', func() bool {
 		// The reset clears both grids: give it the main grid to clear.
 		s.unpackLocked(0)
+		s.framed = false
 		if s.inSync {
 			s.frameClosed = true
 		}
@@ -304,6 +314,7 @@ func (s *Screen) setMode(m ansi.Mode, on bool) {
 	case 2026:
 		if s.inSync && !on {
 			s.frameClosed = true
+			s.framed = true
 		}
 		s.inSync = on
 	default:
@@ -345,6 +356,13 @@ func (s *Screen) Write(p []byte) {
 		return
 	}
 	s.useLocked()
+	// For a program that brackets its frames, watch whether output that
+	// starts outside a frame draws on the grid.
+	var watched *uv.RenderBuffer
+	if s.framed && !s.inSync && s.scrs != nil {
+		watched = s.activeBufLocked()
+		watched.Touched = nil
+	}
 	for len(p) > 0 {
 		n := min(len(p), writeChunk)
 		_, _ = s.emu.Write(p[:n])
@@ -357,15 +375,34 @@ func (s *Screen) Write(p []byte) {
 	s.pending = true
 	inSync, closedFrame := s.inSync, s.frameClosed
 	s.frameClosed = false
+	// Nothing drawn: the grid is the last closed frame's, whole.
+	quiet := watched != nil && s.framed && !inSync && !closedFrame &&
+		watched == s.activeBufLocked() && watched.TouchedLines() == 0
+	earlier := s.drawnUnframed
+	if !inSync && !closedFrame && !quiet {
+		s.drawnUnframed = true
+	}
 	s.mu.Unlock()
 	switch {
 	case inSync:
 		s.timer.Reset(s.opts.SyncTimeout)
 	case closedFrame:
 		s.timer.Reset(0)
+	case quiet && earlier:
+		// Unframed drawing before it is still settling: leave its timer.
+	case quiet:
+		s.timer.Reset(0)
 	default:
 		s.timer.Reset(s.opts.SettleDelay)
 	}
+}
+
+// activeBufLocked is the cell buffer of the screen in use.
+func (s *Screen) activeBufLocked() *uv.RenderBuffer {
+	if s.emu.IsAltScreen() {
+		return bufferOf(&s.scrs[1])
+	}
+	return bufferOf(&s.scrs[0])
 }
 
 // harvest moves lines the main screen scrolled off into the text ring.
@@ -585,6 +622,7 @@ func (s *Screen) fireSettle() {
 	var snap Snapshot
 	if fire {
 		s.pending = false
+		s.drawnUnframed = false
 		if s.opts.OnSettled != nil {
 			snap = s.snapshotLocked()
 		}
