@@ -57,6 +57,7 @@ type daemon struct {
 	stopCh   chan struct{}
 	connWG   sync.WaitGroup
 	conns    sync.Map // *serverConn → struct{}
+	mem      memReleaser
 }
 
 // ServeForeground runs the herd daemon of home (empty: Home()) until ctx ends or a client stops
@@ -139,6 +140,7 @@ func ServeForeground(ctx context.Context, home string) error {
 	}
 	d.logger.Printf("listening on %s (pid %d, %d remembered members)", d.sock, os.Getpid(), len(rows))
 	signalReady()
+	d.releaseMemorySoon() // what start-up touched and will not use again (memrelease.go)
 
 	go func() {
 		select {

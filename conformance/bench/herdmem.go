@@ -274,15 +274,17 @@ func memRound(ctx context.Context, b build, ns []int) (memFigures, error) {
 
 // ---- screen → state, framed and unframed ----------------------------------------------------------
 
-// framedScript is screenScript with every redraw bracketed by synchronized output (DEC 2026), the
-// way Codex draws every frame.
+// framedScript is screenScript drawn the way Codex draws: every redraw bracketed by synchronized
+// output (DEC 2026), and the terminal title written outside the frame, in a write of its own
+// right after it.
 const framedScript = `i=0
-idle() { printf '\033[?2026h\033[2J\033[H╭────────────────────────────────────────╮\r\n│ >                                      │\r\n╰────────────────────────────────────────╯\r\n  ? for shortcuts\r\n\033[?2026l'; }
+idle() { printf '\033[?2026h\033[2J\033[H╭────────────────────────────────────────╮\r\n│ >                                      │\r\n╰────────────────────────────────────────╯\r\n  ? for shortcuts\r\n\033[?2026l'; printf '\033]0;proj\007'; }
 idle
 while read -r line; do
   i=$((i+1))
   if [ $((i % 2)) -eq 1 ]; then
     printf '\033[?2026h\033[2J\033[H✻ Working… (esc to interrupt)\r\n\033[?2026l'
+    printf '\033]0;⠦ fix the tests | proj\007'
   else
     idle
   fi

@@ -15,11 +15,13 @@ import (
 // and the screen it is not drawing on (the main screen under a full-screen TUI, the alternate
 // screen of a shell) is not drawn on at all. So:
 //
-//   - the alternate grid is allocated when a program enters the alternate screen and released
-//     when it leaves (entering clears it anyway, so nothing is lost);
-//   - the main grid is packed while the alternate screen is up;
-//   - the grid in use is packed once output has been quiet for Options.CompactAfter, and
-//     unpacked, exactly as it was, on the next write, resize or read.
+//   - the alternate grid is allocated when a program first enters the alternate screen;
+//   - once output has been quiet (and the screen unread) for Options.CompactAfter, both grids
+//     are packed, the alternate one released instead if the program is not on it; the grid in
+//     use is unpacked, exactly as it was, on the next write, resize or read.
+//
+// Switching screens allocates nothing more than before: programs that toggle the alternate
+// screen often (a pager in a shell) pay for packing only once they rest.
 //
 // A packed grid is a string of runs (count, style index, width, content) plus a table of the
 // distinct styles and links, which keeps the very same color.Color values: unpacking is

@@ -23,8 +23,15 @@ func gridSize(s *Screen, i int) int {
 	return n
 }
 
-// The alternate grid does not exist until a program enters the alternate screen, and is gone
-// again when it leaves; the main grid is packed while the alternate screen is up.
+// rest puts s at rest now, as CompactAfter of quiet would.
+func rest(s *Screen) {
+	s.mu.Lock()
+	s.restLocked()
+	s.mu.Unlock()
+}
+
+// The alternate grid does not exist until a program enters the alternate screen; at rest the
+// grid not in use is packed (main) or released (alternate).
 func TestAlternateGridAllocatedOnUse(t *testing.T) {
 	s := New(120, 40, Options{CompactAfter: -1})
 	defer s.Close()
@@ -39,20 +46,25 @@ func TestAlternateGridAllocatedOnUse(t *testing.T) {
 	if n := gridSize(s, 1); n != 120*40 {
 		t.Fatalf("the alternate grid in use holds %d cells, want %d", n, 120*40)
 	}
-	if n := gridSize(s, 0); n != 0 {
-		t.Fatalf("the main grid under the alternate screen holds %d live cells, want it packed", n)
+	rest(s)
+	if n, m := gridSize(s, 0), gridSize(s, 1); n != 0 || m != 0 {
+		t.Fatalf("at rest on the alternate screen %d main and %d alternate cells are live, want none", n, m)
 	}
 	if got := s.Snapshot().Lines[0]; got != "in the alternate screen" {
 		t.Fatalf("alternate screen reads %q", got)
 	}
-	s.Write([]byte("\x1b[?1049l"))
-	if n := gridSize(s, 1); n > 1 {
-		t.Fatalf("the alternate grid holds %d cells after the program left it", n)
+	if n := gridSize(s, 0); n != 0 {
+		t.Fatalf("reading the alternate screen unpacked the main grid (%d cells)", n)
 	}
+	s.Write([]byte("\x1b[?1049l"))
 	if got := s.Snapshot().Lines[0]; got != "hello" {
 		t.Fatalf("the main screen came back as %q, want hello", got)
 	}
-	// A resize outside the alternate screen does not bring the grid back.
+	rest(s)
+	if n := gridSize(s, 1); n > 1 {
+		t.Fatalf("at rest off the alternate screen its grid holds %d cells", n)
+	}
+	// A resize off the alternate screen does not bring its grid back.
 	s.Resize(100, 30)
 	if n := gridSize(s, 1); n > 1 {
 		t.Fatalf("a resize allocated the unused alternate grid (%d cells)", n)
@@ -131,7 +143,7 @@ func TestPackedScreenDrawsLikeALiveOne(t *testing.T) {
 		live.Write([]byte(c))
 		packed.Write([]byte(c))
 		packed.mu.Lock()
-		packed.packAllLocked()
+		packed.restLocked()
 		packed.mu.Unlock()
 		if i%7 == 3 {
 			live.Resize(100+i%3, 38)

@@ -26,10 +26,10 @@
 //     text history (history.go) and empties the emulator's scrollback after
 //     each chunk of input.
 //   - A 120×40 grid of cells is 537 KB, and the emulator keeps two. The
-//     alternate grid exists only while the alternate screen is up, the main
-//     grid is packed meanwhile, and the grid in use is packed once output has
-//     been quiet for CompactAfter (compact.go): an idle member holds a few KB
-//     of screen, not 1.1 MB.
+//     alternate grid is allocated when a program first enters the alternate
+//     screen, and once output has been quiet for CompactAfter the grids are
+//     packed (the alternate one released if not in use; compact.go): an
+//     idle member holds a few KB of screen, not 1.1 MB.
 //
 // Classification must happen when output settles and never inside a
 // synchronized-output frame (DEC mode 2026, which Codex wraps around every
@@ -368,7 +368,6 @@ func (s *Screen) Write(p []byte) {
 		_, _ = s.emu.Write(p[:n])
 		p = p[n:]
 		s.harvest()
-		s.normalizeLocked()
 	}
 	s.seq++
 	s.lastOutput = time.Now()
@@ -604,7 +603,7 @@ func (s *Screen) Close() {
 	}
 	s.closed = true
 	// A closed screen is only read now: pack it at once.
-	s.packAllLocked()
+	s.restLocked()
 	s.mu.Unlock()
 	s.timer.Stop()
 	if s.replyPipe != nil {
@@ -724,22 +723,24 @@ func (s *Screen) packLocked(i int) {
 	buf.Lines, buf.Touched = nil, nil
 }
 
-func (s *Screen) packAllLocked() {
-	s.packLocked(0)
-	s.packLocked(1)
-}
-
-// normalizeLocked keeps the grid that is not in use at rest: the main grid
-// packed under the alternate screen, the alternate grid released without it.
-// The AltScreen callback does this as the screen switches; this catches what
-// switches without it (a full reset, a resize). Caller holds mu.
-func (s *Screen) normalizeLocked() {
+// restLocked puts the grids at rest: both packed, the alternate grid
+// released instead when the program is not on the alternate screen.
+func (s *Screen) restLocked() {
 	if s.scrs == nil {
 		return
 	}
+	s.packLocked(0)
 	if s.emu.IsAltScreen() {
-		s.packLocked(0)
-	} else if s.altLive || len(bufferOf(&s.scrs[1]).Lines) > 1 {
+		s.packLocked(1)
+	} else if s.altLive {
+		s.releaseAltLocked()
+	}
+}
+
+// normalizeLocked releases the alternate grid a resize grew while nobody
+// uses it. Caller holds mu.
+func (s *Screen) normalizeLocked() {
+	if s.scrs != nil && !s.altLive && len(bufferOf(&s.scrs[1]).Lines) > 1 {
 		s.releaseAltLocked()
 	}
 }
@@ -753,21 +754,22 @@ func (s *Screen) releaseAltLocked() {
 
 // altScreen is the emulator's AltScreen callback: it runs inside Write,
 // with mu held, right after the switch and before the rest of the input is
-// drawn on the new screen.
+// drawn on the new screen. Switching costs nothing more than before: grids
+// are packed or released only at rest.
 func (s *Screen) altScreen(on bool) {
 	if s.scrs == nil {
 		return
 	}
 	if on {
-		// Entering clears the alternate screen: a blank grid of full size.
-		buf := bufferOf(&s.scrs[1])
-		buf.Lines, buf.Touched = blankLines(s.cols, s.rows), nil
-		s.packed[1] = nil
-		s.altLive = true
-		s.packLocked(0)
+		if !s.altLive || s.packed[1] != nil {
+			// Entering clears the alternate screen: a blank grid of full size.
+			buf := bufferOf(&s.scrs[1])
+			buf.Lines, buf.Touched = blankLines(s.cols, s.rows), nil
+			s.packed[1] = nil
+			s.altLive = true
+		}
 		return
 	}
-	s.releaseAltLocked()
 	s.unpackLocked(0)
 }
 
@@ -784,7 +786,7 @@ func (s *Screen) compactIfRested() {
 		return
 	}
 	s.compactArmed = false
-	s.packAllLocked()
+	s.restLocked()
 	if s.onCompact != nil {
 		s.onCompact()
 	}
