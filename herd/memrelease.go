@@ -14,8 +14,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Memory the daemon no longer needs goes back to the system, event-driven: once after start-up
-// and once after each batch of removed members (kill, kill --all, prune), never on a timer.
+// Memory the daemon no longer needs goes back to the system, event-driven: once after start-up,
+// after each batch of removed members (kill, kill --all, prune), and after members' screens come
+// to rest (at most every restReleaseEvery); never on a polling timer.
 //
 //   - The Go heap: the runtime keeps freed spans for reuse and returns them only slowly, so a
 //     daemon that held 200 members stayed at its high-water mark (30 → 145 MiB after
@@ -27,28 +28,58 @@ import (
 //     touch — and the daemon's RSS is what it uses. Only mappings of our own executable with
 //     no private (copied-on-write) pages are dropped: those are read again from the file.
 
-// releaseDelay gathers a batch of removals into one release.
-const releaseDelay = 250 * time.Millisecond
+// releaseDelay gathers a batch of removals into one release; restReleaseEvery bounds the
+// releases that members coming to rest ask for (each is a full collection).
+const (
+	releaseDelay     = 250 * time.Millisecond
+	restReleaseEvery = 5 * time.Second
+)
 
 type memReleaser struct {
-	mu    sync.Mutex
-	timer *time.Timer
+	mu      sync.Mutex
+	timer   *time.Timer
+	pending bool
+	last    time.Time
 }
 
-// releaseMemorySoon schedules a release releaseDelay after the last call.
-func (d *daemon) releaseMemorySoon() {
-	r := &d.mem
+// releaseMemorySoon releases releaseDelay after the last call: after removals.
+func (d *daemon) releaseMemorySoon() { d.mem.schedule(d, releaseDelay, false) }
+
+// releaseMemoryAtRest releases what a member's screen let go of when it came to rest (its
+// grids packed), at most once every restReleaseEvery, so a herd whose members come and go to
+// rest all the time pays for one collection every few seconds at most.
+func (d *daemon) releaseMemoryAtRest() {
+	d.mem.mu.Lock()
+	wait := max(releaseDelay, time.Until(d.mem.last.Add(restReleaseEvery)))
+	d.mem.mu.Unlock()
+	d.mem.schedule(d, wait, true)
+}
+
+// schedule arms the release in delay; keep leaves an armed release as it is.
+func (r *memReleaser) schedule(d *daemon, delay time.Duration, keep bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.timer == nil {
-		r.timer = time.AfterFunc(releaseDelay, func() {
-			heap, returned, dropped := releaseMemory()
-			d.logger.Printf("memory released: heap in use %.1f MiB, %.1f MiB returned to the system, %.1f MiB of executable pages dropped",
-				mib(heap), mib(returned), mib(dropped))
-		})
+	if r.pending && keep {
 		return
 	}
-	r.timer.Reset(releaseDelay)
+	r.pending = true
+	if r.timer == nil {
+		r.timer = time.AfterFunc(delay, func() { r.run(d) })
+		return
+	}
+	r.timer.Reset(delay)
+}
+
+func (r *memReleaser) run(d *daemon) {
+	r.mu.Lock()
+	r.pending = false
+	r.mu.Unlock()
+	heap, returned, dropped := releaseMemory()
+	r.mu.Lock()
+	r.last = time.Now()
+	r.mu.Unlock()
+	d.logger.Printf("memory released: heap in use %.1f MiB, %.1f MiB returned to the system, %.1f MiB of executable pages dropped",
+		mib(heap), mib(returned), mib(dropped))
 }
 
 // releaseMemory returns the heap's free memory and drops the executable's clean pages. It
@@ -123,7 +154,9 @@ func cleanMappings(smaps []byte, path string) []mapping {
 			continue
 		}
 		switch f[0] {
-		case "Anonymous:", "Private_Dirty:", "Shared_Dirty:", "Swap:":
+		case "Anonymous:", "Swap:":
+			// Copied-on-write pages are anonymous (or swapped). Private_Dirty is no guide: it
+			// also counts the file's own pages not yet written back (a freshly built binary).
 			if len(f) < 2 || f[1] != "0" {
 				ok = false
 			}

@@ -230,7 +230,7 @@ func memRound(ctx context.Context, b build, ns []int) (memFigures, error) {
 		if _, err := h.client.Wait(ctx, names, herd.WaitOptions{States: []string{herd.StateIdle}, All: true, Timeout: 2 * time.Minute}); err != nil {
 			return nil, fmt.Errorf("%s: members never read idle: %w", b.label, err)
 		}
-		time.Sleep(3 * time.Second) // at rest: the screens' quiet period has passed
+		time.Sleep(7 * time.Second) // at rest: the screens have been quiet, the daemon had its chance to return memory
 		m, err := readRollup(pid)
 		if err != nil {
 			return nil, err

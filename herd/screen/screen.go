@@ -119,6 +119,10 @@ type Options struct {
 	// unread) before the grid in use is packed. Default 1s; negative never
 	// packs the grid in use (the alternate grid is still allocated on use).
 	CompactAfter time.Duration
+	// OnRest is called (never with the screen locked) after the grids were
+	// packed at rest: the memory they held is garbage now. The daemon
+	// returns it to the system.
+	OnRest func()
 }
 
 // Snapshot is the visible screen at one moment.
@@ -777,17 +781,22 @@ func (s *Screen) altScreen(on bool) {
 // for CompactAfter.
 func (s *Screen) compactIfRested() {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.scrs == nil {
+		s.mu.Unlock()
 		return
 	}
 	if wait := s.opts.CompactAfter - time.Since(s.lastUse); wait > 0 {
 		s.compactTimer.Reset(wait)
+		s.mu.Unlock()
 		return
 	}
 	s.compactArmed = false
 	s.restLocked()
 	if s.onCompact != nil {
 		s.onCompact()
+	}
+	s.mu.Unlock()
+	if s.opts.OnRest != nil {
+		s.opts.OnRest()
 	}
 }
