@@ -140,7 +140,7 @@ func ServeForeground(ctx context.Context, home string) error {
 	}
 	d.logger.Printf("listening on %s (pid %d, %d remembered members)", d.sock, os.Getpid(), len(rows))
 	signalReady()
-	d.releaseMemorySoon() // what start-up touched and will not use again (memrelease.go)
+	d.mem.schedule(d, releaseDelay, false, "after start-up") // what start-up touched (memrelease.go)
 
 	go func() {
 		select {

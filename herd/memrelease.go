@@ -39,11 +39,12 @@ type memReleaser struct {
 	mu      sync.Mutex
 	timer   *time.Timer
 	pending bool
+	why     string
 	last    time.Time
 }
 
 // releaseMemorySoon releases releaseDelay after the last call: after removals.
-func (d *daemon) releaseMemorySoon() { d.mem.schedule(d, releaseDelay, false) }
+func (d *daemon) releaseMemorySoon() { d.mem.schedule(d, releaseDelay, false, "after removals") }
 
 // releaseMemoryAtRest releases what a member's screen let go of when it came to rest (its
 // grids packed), at most once every restReleaseEvery, so a herd whose members come and go to
@@ -52,17 +53,17 @@ func (d *daemon) releaseMemoryAtRest() {
 	d.mem.mu.Lock()
 	wait := max(releaseDelay, time.Until(d.mem.last.Add(restReleaseEvery)))
 	d.mem.mu.Unlock()
-	d.mem.schedule(d, wait, true)
+	d.mem.schedule(d, wait, true, "after screens came to rest")
 }
 
-// schedule arms the release in delay; keep leaves an armed release as it is.
-func (r *memReleaser) schedule(d *daemon, delay time.Duration, keep bool) {
+// schedule arms the release in delay; keep leaves an armed release as it is. why is logged.
+func (r *memReleaser) schedule(d *daemon, delay time.Duration, keep bool, why string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.pending && keep {
 		return
 	}
-	r.pending = true
+	r.pending, r.why = true, why
 	if r.timer == nil {
 		r.timer = time.AfterFunc(delay, func() { r.run(d) })
 		return
@@ -73,13 +74,14 @@ func (r *memReleaser) schedule(d *daemon, delay time.Duration, keep bool) {
 func (r *memReleaser) run(d *daemon) {
 	r.mu.Lock()
 	r.pending = false
+	why := r.why
 	r.mu.Unlock()
 	heap, returned, dropped := releaseMemory()
 	r.mu.Lock()
 	r.last = time.Now()
 	r.mu.Unlock()
-	d.logger.Printf("memory released: heap in use %.1f MiB, %.1f MiB returned to the system, %.1f MiB of executable pages dropped",
-		mib(heap), mib(returned), mib(dropped))
+	d.logger.Printf("memory released %s: heap in use %.1f MiB, %.1f MiB returned to the system, %.1f MiB of executable pages dropped",
+		why, mib(heap), mib(returned), mib(dropped))
 }
 
 // releaseMemory returns the heap's free memory and drops the executable's clean pages. It
