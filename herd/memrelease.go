@@ -2,7 +2,7 @@ package herd
 
 import (
 	"bufio"
-	"bytes"
+	"io"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -87,15 +87,16 @@ func (r *memReleaser) run(d *daemon) {
 // releaseMemory returns the heap's free memory and drops the executable's clean pages. It
 // reports the heap in use, what the runtime returned, and the bytes of executable pages dropped.
 func releaseMemory() (heap, returned, dropped uint64) {
+	// Trim first: reading smaps allocates, and the collection below returns that too.
+	dropped = uint64(trimExecutable())
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	debug.FreeOSMemory()
 	runtime.ReadMemStats(&after)
-	returned = 0
 	if after.HeapReleased > before.HeapReleased {
 		returned = after.HeapReleased - before.HeapReleased
 	}
-	return after.HeapInuse, returned, uint64(trimExecutable())
+	return after.HeapInuse, returned, dropped
 }
 
 func mib(b uint64) float64 { return float64(b) / (1 << 20) }
@@ -107,12 +108,14 @@ func trimExecutable() int64 {
 	if err != nil {
 		return 0
 	}
-	smaps, err := os.ReadFile("/proc/self/smaps")
+	f, err := os.Open("/proc/self/smaps")
 	if err != nil {
 		return 0
 	}
+	maps := cleanMappings(f, exe)
+	f.Close()
 	var dropped int64
-	for _, m := range cleanMappings(smaps, exe) {
+	for _, m := range maps {
 		if _, _, e := unix.Syscall(unix.SYS_MADVISE, m.start, m.end-m.start, unix.MADV_DONTNEED); e == 0 {
 			dropped += int64(m.end - m.start)
 		}
@@ -125,11 +128,11 @@ type mapping struct{ start, end uintptr }
 // cleanMappings lists the read-only mappings of path in an smaps listing whose pages are all
 // the file's own: not writable, and no anonymous (private, copied-on-write) pages — the
 // relocated read-only data of a cgo binary is such a copy and is never dropped.
-func cleanMappings(smaps []byte, path string) []mapping {
+func cleanMappings(smaps io.Reader, path string) []mapping {
 	var out []mapping
 	var cur *mapping
 	ok := false
-	sc := bufio.NewScanner(bytes.NewReader(smaps))
+	sc := bufio.NewScanner(smaps)
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()

@@ -44,7 +44,7 @@ VmFlags: rd wr mr mw me ac
 // never the relocated read-only data (copied-on-write, anonymous), the writable data, another
 // file, or anonymous memory. Dirty file pages (a freshly built binary) are still the file's.
 func TestCleanMappingsKeepsCopiedPages(t *testing.T) {
-	got := cleanMappings([]byte(smapsSample), "/opt/mosh")
+	got := cleanMappings(strings.NewReader(smapsSample), "/opt/mosh")
 	want := []mapping{{0x400000, 0x403000}, {0x403000, 0xf78000}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("cleanMappings = %x, want %x", got, want)
