@@ -155,6 +155,9 @@ func sideBySideMem(builds []build, rounds int, ns []int) error {
 			if err != nil {
 				return err
 			}
+			if err := memHistoryRound(ctx, builds[i], f); err != nil {
+				return err
+			}
 			all[i] = append(all[i], f)
 			fmt.Printf("  round %d %-9s %s\n", r+1, builds[i].label, f.line(ns))
 		}
@@ -163,7 +166,8 @@ func sideBySideMem(builds []build, rounds int, ns []int) error {
 	for _, n := range ns {
 		keys = append(keys, fmt.Sprintf("RSS/member@%d", n), fmt.Sprintf("PSS/member@%d", n), fmt.Sprintf("anon/member@%d", n))
 	}
-	keys = append(keys, fmt.Sprintf("RSS@%d", ns[len(ns)-1]), "RSS kill+1s", "RSS kill+5s", "anon kill+5s")
+	keys = append(keys, fmt.Sprintf("RSS@%d", ns[len(ns)-1]), "RSS kill+1s", "RSS kill+5s", "anon kill+5s",
+		fmt.Sprintf("RSS/member hist@%d", histMembers), fmt.Sprintf("anon/member hist@%d", histMembers))
 	fmt.Printf("\ndaemon memory, MiB, median of %d interleaved rounds (fake engine members, idle, 120×40):\n", rounds)
 	fmt.Printf("  %-16s", "")
 	for _, b := range builds {
@@ -198,7 +202,7 @@ func (f memFigures) line(ns []int) string {
 	for _, n := range ns {
 		fmt.Fprintf(&b, "  @%d %.3f/member", n, f[fmt.Sprintf("RSS/member@%d", n)])
 	}
-	fmt.Fprintf(&b, "  kill+5s %.1f", f["RSS kill+5s"])
+	fmt.Fprintf(&b, "  kill+5s %.1f  with history %.3f/member", f["RSS kill+5s"], f[fmt.Sprintf("RSS/member hist@%d", histMembers)])
 	return b.String()
 }
 
@@ -270,6 +274,61 @@ func memRound(ctx context.Context, b build, ns []int) (memFigures, error) {
 	}
 	f["RSS kill+1s"], f["RSS kill+5s"], f["anon kill+5s"] = mib(k1.rss), mib(k5.rss), mib(k5.anon)
 	return f, nil
+}
+
+// histMembers members each print 10,040 lines of text (the repository's Go sources) inline, so
+// 10,000 of them scroll into history, then wait at a prompt.
+const histMembers = 50
+
+func memHistoryRound(ctx context.Context, b build, f memFigures) error {
+	h, pid, stop, err := startHerd(ctx, b)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	var text strings.Builder
+	for _, l := range historyText(10040) {
+		text.WriteString(l[:min(len(l), 119)])
+		text.WriteString("\n")
+	}
+	file := filepath.Join(h.home, "history.txt")
+	if err := os.WriteFile(file, []byte(text.String()), 0o600); err != nil {
+		return err
+	}
+	time.Sleep(time.Second)
+	idle, err := readRollup(pid)
+	if err != nil {
+		return err
+	}
+	for i := 0; i < histMembers; i++ {
+		if _, err := h.client.Run(ctx, herd.RunParams{Name: fmt.Sprintf("hist%d", i), Cwd: h.home,
+			Argv: []string{"/bin/sh", "-c", "cat " + file + "; printf '$ '; exec cat"}, Env: h.env}); err != nil {
+			return err
+		}
+	}
+	// Every member has printed its text once its prompt shows.
+	deadline := time.Now().Add(5 * time.Minute)
+	for i := 0; i < histMembers; i++ {
+		for {
+			r, err := h.client.Read(ctx, fmt.Sprintf("hist%d", i), 2)
+			if err == nil && strings.HasSuffix(strings.TrimSpace(r.Screen), "$") {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("%s: hist%d never printed its history", b.label, i)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	time.Sleep(7 * time.Second) // at rest, as above
+	m, err := readRollup(pid)
+	if err != nil {
+		return err
+	}
+	mib := func(kb int64) float64 { return float64(kb) / 1024 }
+	f[fmt.Sprintf("RSS/member hist@%d", histMembers)] = mib(m.rss-idle.rss) / histMembers
+	f[fmt.Sprintf("anon/member hist@%d", histMembers)] = mib(m.anon-idle.anon) / histMembers
+	return nil
 }
 
 // ---- screen → state, framed and unframed ----------------------------------------------------------
