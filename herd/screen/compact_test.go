@@ -166,7 +166,8 @@ func TestPackedScreenDrawsLikeALiveOne(t *testing.T) {
 // Once output has been quiet for CompactAfter the grid in use is packed; the next write
 // unpacks it and carries on drawing where it was.
 func TestGridPackedAtRest(t *testing.T) {
-	s := New(120, 40, Options{CompactAfter: time.Millisecond})
+	told := make(chan struct{}, 16)
+	s := New(120, 40, Options{CompactAfter: time.Millisecond, OnRest: func() { told <- struct{}{} }})
 	defer s.Close()
 	rested := make(chan struct{}, 16)
 	s.mu.Lock()
@@ -180,6 +181,11 @@ func TestGridPackedAtRest(t *testing.T) {
 	}
 	if n, m := gridSize(s, 0), gridSize(s, 1); n != 0 || m != 0 {
 		t.Fatalf("at rest %d main and %d alternate cells are live, want none", n, m)
+	}
+	select { // the daemon hears of it, to return the memory
+	case <-told:
+	case <-time.After(time.Minute):
+		t.Fatal("OnRest was not called")
 	}
 	s.Write([]byte("typed"))
 	if got := s.Snapshot().Lines; got[0] != "waiting for input" || got[1] != "❯ typed" {
