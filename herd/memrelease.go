@@ -32,6 +32,7 @@ import (
 // releases that members coming to rest ask for (each is a full collection).
 const (
 	releaseDelay     = 250 * time.Millisecond
+	maxReleaseWait   = 2 * time.Second
 	restReleaseEvery = 5 * time.Second
 )
 
@@ -39,6 +40,7 @@ type memReleaser struct {
 	mu      sync.Mutex
 	timer   *time.Timer
 	pending bool
+	since   time.Time // when the pending release was first asked for
 	why     string
 	last    time.Time
 }
@@ -62,6 +64,13 @@ func (r *memReleaser) schedule(d *daemon, delay time.Duration, keep bool, why st
 	defer r.mu.Unlock()
 	if r.pending && keep {
 		return
+	}
+	if !r.pending {
+		r.since = time.Now()
+	}
+	if !keep {
+		// Removals one after another must not postpone the release for ever.
+		delay = max(0, min(delay, time.Until(r.since.Add(maxReleaseWait))))
 	}
 	r.pending, r.why = true, why
 	if r.timer == nil {
