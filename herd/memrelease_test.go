@@ -2,6 +2,8 @@ package herd
 
 import (
 	"fmt"
+	"io"
+	"log"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -94,5 +96,24 @@ func TestKillReturnsMemory(t *testing.T) {
 			t.Fatalf("no memory release after kill --all:\n%s", b)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Removals that keep coming (a kill every 50 ms) do not postpone the release for ever.
+func TestReleaseNotPostponedForEver(t *testing.T) {
+	d := &daemon{logger: log.New(io.Discard, "", 0)}
+	deadline := time.Now().Add(testTimeout)
+	for {
+		d.mem.mu.Lock()
+		done := !d.mem.last.IsZero()
+		d.mem.mu.Unlock()
+		if done {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a stream of removals postponed the memory release for good")
+		}
+		d.releaseMemorySoon()
+		time.Sleep(50 * time.Millisecond)
 	}
 }
