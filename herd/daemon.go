@@ -72,6 +72,8 @@ type daemon struct {
 	lnClosed        bool      // the daemon is stopping: no listener any more
 	acceptWG        sync.WaitGroup
 	lockFile        *os.File // herd/daemon.lock, flocked for the daemon's life
+
+	mem memReleaser
 }
 
 // ServeForeground runs the herd daemon of home (empty: Home()) until ctx ends or a client stops
@@ -151,6 +153,7 @@ func ServeForeground(ctx context.Context, home string) error {
 	}
 	d.logger.Printf("listening on %s (pid %d, %d remembered members)", d.sock, os.Getpid(), len(rows))
 	signalReady()
+	d.mem.schedule(d, releaseDelay, false, "after start-up") // what start-up touched (memrelease.go)
 
 	d.acceptWG.Add(1)
 	go d.acceptLoop(ln)

@@ -132,7 +132,7 @@ func (d *daemon) startMember(ls launchSpec) (*member, error) {
 		reading: Reading{State: StateUnknown, Authority: AuthorityScreen},
 	}
 	m.trk = d.engines.NewTracker(ls.engine, func() { d.refresh(m, false) })
-	m.scr = screen.New(cols, rows, screen.Options{History: HistoryLines, OnReply: m.writeReply, OnSettled: m.onSettled})
+	m.scr = screen.New(cols, rows, screen.Options{History: HistoryLines, OnReply: m.writeReply, OnSettled: m.onSettled, OnRest: d.releaseMemoryAtRest})
 
 	master, tty, err := pty.Open()
 	if err != nil {

@@ -493,6 +493,7 @@ func (d *daemon) forget(name string) {
 	}
 	d.bus.emitLocked(Event{Type: EventRemoved, Name: name, State: StateGone, Authority: AuthorityRuntime, AtMs: time.Now().UnixMilli()})
 	d.bus.mu.Unlock()
+	d.releaseMemorySoon() // once the batch of removals is over (memrelease.go)
 }
 
 func hKill(ctx context.Context, sc *serverConn, params json.RawMessage) (any, error) {

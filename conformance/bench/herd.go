@@ -49,10 +49,18 @@ func runHerdBench(args []string) error {
 	psRuns := fs.Int("ps-runs", 25, "whole-process ps runs per roster size (≥ 20)")
 	trials := fs.Int("trials", 100, "report→wait trials")
 	chattySecs := fs.Int("chatty-seconds", 10, "how long the 20 chatty members print")
+	only := fs.String("steps", "", "comma-separated steps to run (memory, cpu, ps, report→wait, screen→event); "+
+		"`mem` and `frame` run the side-by-side memory and screen→state comparisons (see herdmem.go)")
+	base := fs.String("base", "", "a second checkout (e.g. the base commit's worktree) that mem and frame compare against")
+	rounds := fs.Int("rounds", 3, "interleaved rounds of mem and frame")
+	sizes := fs.String("members", "50,200", "idle member counts for mem")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	*psRuns = max(*psRuns, 20)
+	if *only == "mem" || *only == "frame" {
+		return runSideBySide(*only, *base, *rounds, *sizes, *trials)
+	}
 
 	root, err := moduleRoot()
 	if err != nil {
@@ -110,6 +118,9 @@ func runHerdBench(args []string) error {
 		{"screen→event", func(ctx context.Context) error { return b.benchScreenEvent(ctx, 50) }},
 	}
 	for _, s := range steps {
+		if *only != "" && !strings.Contains(","+*only+",", ","+s.name+",") {
+			continue
+		}
 		if err := s.run(ctx); err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
 		}

@@ -22,9 +22,14 @@
 //   - The emulator keeps scrollback as cells of ~112 bytes (10,000 lines ≈
 //     125 MiB), and its alternate screen keeps a scrollback of its own that
 //     nobody can read. Screen disables the alternate screen's scrollback,
-//     moves every line that scrolls off the main screen into a text ring
-//     (about 120 bytes a line) and empties the emulator's scrollback after
+//     moves every line that scrolls off the main screen into a compressed
+//     text history (history.go) and empties the emulator's scrollback after
 //     each chunk of input.
+//   - A 120×40 grid of cells is 537 KB, and the emulator keeps two. The
+//     alternate grid is allocated when a program first enters the alternate
+//     screen, and once output has been quiet for CompactAfter the grids are
+//     packed (the alternate one released if not in use; compact.go): an
+//     idle member holds a few KB of screen, not 1.1 MB.
 //
 // Classification must happen when output settles and never inside a
 // synchronized-output frame (DEC mode 2026, which Codex wraps around every
@@ -42,6 +47,7 @@ import (
 	"time"
 	"unsafe"
 
+	uv "github.com/charmbracelet/ultraviolet"
 	"github.com/charmbracelet/x/ansi"
 	ansiparser "github.com/charmbracelet/x/ansi/parser"
 	"github.com/charmbracelet/x/vt"
@@ -52,8 +58,11 @@ const (
 	DefaultHistory     = 10000
 	DefaultSettleDelay = 20 * time.Millisecond
 	DefaultSyncTimeout = time.Second
-	DefaultCols        = 120
-	DefaultRows        = 40
+	// DefaultCompactAfter is the quiet period after which the grid in use is
+	// packed (compact.go).
+	DefaultCompactAfter = time.Second
+	DefaultCols         = 120
+	DefaultRows         = 40
 )
 
 // emulatorScrollback caps the emulator's own (cell) scrollback. Input is fed in
@@ -66,7 +75,7 @@ const (
 	// parserDataSize bounds one OSC/DCS string. x/vt allocates 4 MiB per
 	// emulator for it; titles and colour queries need a few bytes, and a
 	// longer string (a large OSC 52 clipboard copy) is only truncated.
-	parserDataSize = 64 << 10
+	parserDataSize = 16 << 10
 	// maxPendingReplies bounds replies queued for a pty that is not taking
 	// them; beyond it replies are dropped rather than stalling Write.
 	maxPendingReplies = 64 << 10
@@ -106,6 +115,14 @@ type Options struct {
 	// SyncTimeout bounds how long an open synchronized frame holds back
 	// OnSettle. Default 1s.
 	SyncTimeout time.Duration
+	// CompactAfter is how long output must have been quiet (and the screen
+	// unread) before the grid in use is packed. Default 1s; negative never
+	// packs the grid in use (the alternate grid is still allocated on use).
+	CompactAfter time.Duration
+	// OnRest is called (never with the screen locked) after the grids were
+	// packed at rest: the memory they held is garbage now. The daemon
+	// returns it to the system.
+	OnRest func()
 }
 
 // Snapshot is the visible screen at one moment.
@@ -158,14 +175,34 @@ type Screen struct {
 	// frameClosed records that a synchronized frame closed during the
 	// current Write, so settling can happen at once.
 	frameClosed bool
+	// framed says the program brackets its frames (a synchronized frame
+	// closed since the start or the last full reset). Its output outside a
+	// frame that draws nothing (titles, OSC 7501, modes) then settles at once
+	// instead of holding back the settle of the frame before it.
+	framed bool
+	// drawnUnframed says output outside any frame drew on the grid since the
+	// last settle: its settle delay runs out before anything settles early.
+	drawnUnframed bool
 	// modes are the DEC private modes the program set that the attaching
 	// terminal must mirror for keys and paste to encode the same way.
-	modes      map[int]bool
-	hist       ring
-	seq        uint64
-	lastOutput time.Time
-	pending    bool // output since the last OnSettle
-	closed     bool
+	modes map[int]bool
+	hist  history
+	// scrs are the emulator's two screens (nil if unreachable: then no
+	// grid is ever packed or released). packed[i] is screen i's grid while
+	// it is at rest; altLive says the alternate grid has its full size.
+	scrs    *[2]vt.Screen
+	packed  [2]*packedGrid
+	altLive bool
+	// lastUse is when the grids were last written, resized or read;
+	// compactArmed says compactTimer will look at them.
+	lastUse      time.Time
+	compactArmed bool
+	compactTimer *time.Timer
+	onCompact    func() // tests: called with mu held after the grids were packed at rest
+	seq          uint64
+	lastOutput   time.Time
+	pending      bool // output since the last OnSettle
+	closed       bool
 
 	settleMu sync.Mutex // serialises OnSettle calls
 	timer    *time.Timer
@@ -198,12 +235,15 @@ func New(cols, rows int, opts Options) *Screen {
 	if opts.SyncTimeout <= 0 {
 		opts.SyncTimeout = DefaultSyncTimeout
 	}
+	if opts.CompactAfter == 0 {
+		opts.CompactAfter = DefaultCompactAfter
+	}
 	s := &Screen{
 		opts:         opts,
 		cols:         cols,
 		rows:         rows,
 		modes:        map[int]bool{},
-		hist:         newRing(opts.History),
+		hist:         newHistory(opts.History),
 		replyDrained: make(chan struct{}),
 	}
 	s.replyCond = sync.NewCond(&s.replyMu)
@@ -213,7 +253,16 @@ func New(cols, rows int, opts Options) *Screen {
 	s.emu.SetCallbacks(vt.Callbacks{
 		EnableMode:  func(m ansi.Mode) { s.setMode(m, true) },
 		DisableMode: func(m ansi.Mode) { s.setMode(m, false) },
+		AltScreen:   s.altScreen,
 	})
+	if gridsReachable() {
+		s.scrs = screens(s.emu)
+	}
+	if s.scrs != nil {
+		// Nobody draws on the alternate screen yet: a 1×1 stand-in until then.
+		bufferOf(&s.scrs[1]).Lines = blankLines(1, 1)
+		bufferOf(&s.scrs[1]).Touched = nil
+	}
 	for _, cmd := range []int{0, 2} {
 		s.emu.RegisterOscHandler(cmd, func(data []byte) bool {
 			s.title = oscPayload(data)
@@ -223,6 +272,9 @@ func New(cols, rows int, opts Options) *Screen {
 	// A full reset (RIS) resets the emulator's modes without calling
 	// DisableMode: forget ours too, then let the default handler run.
 	s.emu.RegisterEscHandler('c', func() bool {
+		// The reset clears both grids: give it the main grid to clear.
+		s.unpackLocked(0)
+		s.framed = false
 		if s.inSync {
 			s.frameClosed = true
 		}
@@ -242,6 +294,8 @@ func New(cols, rows int, opts Options) *Screen {
 	go s.deliverReplies()
 	s.timer = time.AfterFunc(time.Hour, s.fireSettle)
 	s.timer.Stop()
+	s.compactTimer = time.AfterFunc(time.Hour, s.compactIfRested)
+	s.compactTimer.Stop()
 	return s
 }
 
@@ -264,6 +318,7 @@ func (s *Screen) setMode(m ansi.Mode, on bool) {
 	case 2026:
 		if s.inSync && !on {
 			s.frameClosed = true
+			s.framed = true
 		}
 		s.inSync = on
 	default:
@@ -304,6 +359,14 @@ func (s *Screen) Write(p []byte) {
 		s.mu.Unlock()
 		return
 	}
+	s.useLocked()
+	// For a program that brackets its frames, watch whether output that
+	// starts outside a frame draws on the grid.
+	var watched *uv.RenderBuffer
+	if s.framed && !s.inSync && s.scrs != nil {
+		watched = s.activeBufLocked()
+		watched.Touched = nil
+	}
 	for len(p) > 0 {
 		n := min(len(p), writeChunk)
 		_, _ = s.emu.Write(p[:n])
@@ -315,15 +378,34 @@ func (s *Screen) Write(p []byte) {
 	s.pending = true
 	inSync, closedFrame := s.inSync, s.frameClosed
 	s.frameClosed = false
+	// Nothing drawn: the grid is the last closed frame's, whole.
+	quiet := watched != nil && s.framed && !inSync && !closedFrame &&
+		watched == s.activeBufLocked() && watched.TouchedLines() == 0
+	earlier := s.drawnUnframed
+	if !inSync && !closedFrame && !quiet {
+		s.drawnUnframed = true
+	}
 	s.mu.Unlock()
 	switch {
 	case inSync:
 		s.timer.Reset(s.opts.SyncTimeout)
 	case closedFrame:
 		s.timer.Reset(0)
+	case quiet && earlier:
+		// Unframed drawing before it is still settling: leave its timer.
+	case quiet:
+		s.timer.Reset(0)
 	default:
 		s.timer.Reset(s.opts.SettleDelay)
 	}
+}
+
+// activeBufLocked is the cell buffer of the screen in use.
+func (s *Screen) activeBufLocked() *uv.RenderBuffer {
+	if s.emu.IsAltScreen() {
+		return bufferOf(&s.scrs[1])
+	}
+	return bufferOf(&s.scrs[0])
 }
 
 // harvest moves lines the main screen scrolled off into the text ring.
@@ -337,6 +419,9 @@ func (s *Screen) harvest() {
 	for i := 0; i < n; i++ {
 		s.hist.push(strings.TrimRight(sb.Line(i).String(), " "))
 	}
+	// Clear keeps the slice's backing array, and with it every line it
+	// held: drop them, or a burst of scrolling stays resident as cells.
+	clear(sb.Lines())
 	sb.Clear()
 }
 
@@ -351,9 +436,12 @@ func (s *Screen) Resize(cols, rows int) {
 		s.mu.Unlock()
 		return
 	}
+	s.useLocked()
+	s.unpackLocked(0) // the resize applies to both grids
 	s.emu.Resize(cols, rows)
 	s.harvest()
 	s.cols, s.rows = cols, rows
+	s.normalizeLocked()
 	s.seq++
 	s.pending = true
 	s.mu.Unlock()
@@ -375,6 +463,7 @@ func (s *Screen) Snapshot() Snapshot {
 }
 
 func (s *Screen) snapshotLocked() Snapshot {
+	s.useLocked()
 	pos := s.emu.CursorPosition()
 	return Snapshot{
 		Lines:        s.visibleLocked(),
@@ -393,6 +482,7 @@ func (s *Screen) snapshotLocked() Snapshot {
 }
 
 func (s *Screen) visibleLocked() []string {
+	s.useLocked()
 	lines := strings.Split(s.emu.String(), "\n")
 	out := make([]string, s.rows)
 	for i := 0; i < s.rows && i < len(lines); i++ {
@@ -449,6 +539,7 @@ func (s *Screen) Text(n int) string {
 func (s *Screen) Render() []byte {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.useLocked()
 	var b strings.Builder
 	b.WriteString("\x1b[?2026h") // draw in one frame where the terminal supports it
 	if s.emu.IsAltScreen() {
@@ -515,6 +606,8 @@ func (s *Screen) Close() {
 		return
 	}
 	s.closed = true
+	// A closed screen is only read now: pack it at once.
+	s.restLocked()
 	s.mu.Unlock()
 	s.timer.Stop()
 	if s.replyPipe != nil {
@@ -532,6 +625,7 @@ func (s *Screen) fireSettle() {
 	var snap Snapshot
 	if fire {
 		s.pending = false
+		s.drawnUnframed = false
 		if s.opts.OnSettled != nil {
 			snap = s.snapshotLocked()
 		}
@@ -594,36 +688,115 @@ func (s *Screen) deliverReplies() {
 	}
 }
 
-// ring is a fixed-capacity ring of text lines.
-type ring struct {
-	lines []string
-	start int
-	n     int
-}
-
-func newRing(capacity int) ring { return ring{lines: make([]string, capacity)} }
-
-func (r *ring) push(line string) {
-	if len(r.lines) == 0 {
+// useLocked makes the grid in use live (unpacking it if it was at rest) and
+// restarts the quiet period before it is packed again. Caller holds mu.
+func (s *Screen) useLocked() {
+	if s.scrs == nil {
 		return
 	}
-	if r.n < len(r.lines) {
-		r.lines[(r.start+r.n)%len(r.lines)] = line
-		r.n++
-		return
+	if s.emu.IsAltScreen() {
+		s.unpackLocked(1)
+	} else {
+		s.unpackLocked(0)
 	}
-	r.lines[r.start] = line
-	r.start = (r.start + 1) % len(r.lines)
+	s.lastUse = time.Now()
+	if !s.compactArmed && s.opts.CompactAfter > 0 {
+		s.compactArmed = true
+		s.compactTimer.Reset(s.opts.CompactAfter)
+	}
 }
 
-func (r *ring) len() int { return r.n }
-
-// last returns a copy of the newest k lines, oldest first.
-func (r *ring) last(k int) []string {
-	k = max(0, min(k, r.n))
-	out := make([]string, k, k+64)
-	for i := 0; i < k; i++ {
-		out[i] = r.lines[(r.start+r.n-k+i)%len(r.lines)]
+// unpackLocked gives screen i its cells back if they were packed.
+func (s *Screen) unpackLocked(i int) {
+	if s.scrs == nil || s.packed[i] == nil {
+		return
 	}
-	return out
+	buf := bufferOf(&s.scrs[i])
+	buf.Lines = s.packed[i].unpack()
+	buf.Touched = nil
+	s.packed[i] = nil
+}
+
+// packLocked packs screen i's cells.
+func (s *Screen) packLocked(i int) {
+	if s.scrs == nil || s.packed[i] != nil || (i == 1 && !s.altLive) {
+		return
+	}
+	buf := bufferOf(&s.scrs[i])
+	s.packed[i] = pack(buf.Lines)
+	buf.Lines, buf.Touched = nil, nil
+}
+
+// restLocked puts the grids at rest: both packed, the alternate grid
+// released instead when the program is not on the alternate screen.
+func (s *Screen) restLocked() {
+	if s.scrs == nil {
+		return
+	}
+	s.packLocked(0)
+	if s.emu.IsAltScreen() {
+		s.packLocked(1)
+	} else if s.altLive {
+		s.releaseAltLocked()
+	}
+}
+
+// normalizeLocked releases the alternate grid a resize grew while nobody
+// uses it. Caller holds mu.
+func (s *Screen) normalizeLocked() {
+	if s.scrs != nil && !s.altLive && len(bufferOf(&s.scrs[1]).Lines) > 1 {
+		s.releaseAltLocked()
+	}
+}
+
+func (s *Screen) releaseAltLocked() {
+	buf := bufferOf(&s.scrs[1])
+	buf.Lines, buf.Touched = blankLines(1, 1), nil
+	s.packed[1] = nil
+	s.altLive = false
+}
+
+// altScreen is the emulator's AltScreen callback: it runs inside Write,
+// with mu held, right after the switch and before the rest of the input is
+// drawn on the new screen. Switching costs nothing more than before: grids
+// are packed or released only at rest.
+func (s *Screen) altScreen(on bool) {
+	if s.scrs == nil {
+		return
+	}
+	if on {
+		if !s.altLive || s.packed[1] != nil {
+			// Entering clears the alternate screen: a blank grid of full size.
+			buf := bufferOf(&s.scrs[1])
+			buf.Lines, buf.Touched = blankLines(s.cols, s.rows), nil
+			s.packed[1] = nil
+			s.altLive = true
+		}
+		return
+	}
+	s.unpackLocked(0)
+}
+
+// compactIfRested packs the grid in use once the screen has been left alone
+// for CompactAfter.
+func (s *Screen) compactIfRested() {
+	s.mu.Lock()
+	if s.scrs == nil {
+		s.mu.Unlock()
+		return
+	}
+	if wait := s.opts.CompactAfter - time.Since(s.lastUse); wait > 0 {
+		s.compactTimer.Reset(wait)
+		s.mu.Unlock()
+		return
+	}
+	s.compactArmed = false
+	s.restLocked()
+	if s.onCompact != nil {
+		s.onCompact()
+	}
+	s.mu.Unlock()
+	if s.opts.OnRest != nil {
+		s.opts.OnRest()
+	}
 }
