@@ -141,6 +141,7 @@ func TestDryRunKeepsEveryVerbsReturnType(t *testing.T) {
 		"herdSendKeys":     `herdSendKeys("api", "Enter")`,
 		"herdRemoteAdd":    `herdRemoteAdd("far", "http://127.0.0.1:9/")`,
 		"herdRemoteRemove": `herdRemoteRemove("far")`,
+		"gradient":         `gradient("--version")`,
 	}
 	var src strings.Builder
 	src.WriteString("const dir = " + strconv.Quote(t.TempDir()) + "\nconst out = []\n")

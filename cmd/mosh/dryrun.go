@@ -79,6 +79,10 @@ var dryRunModes = map[string]dryMode{
 	"herd remote remove": dryNarrate,
 	"herd daemon stop":   dryNarrate,
 	"herd daemon":        dryRefuse,
+	"install":            dryNarrate, // prints each step and runs none (builtins/tools)
+	"gradient":           dryNarrate, // mosh --dry-run gradient …: names the command it would run
+	"template":           dryRead,
+	"template list":      dryRead,
 	"attach":             dryRefuse,
 	"herd attach":        dryRefuse,
 }

@@ -152,6 +152,7 @@ func newRootCommand(gs *globalState, args []string) *cobra.Command {
 	gs.mu.Lock()
 	gs.parents = nil // parents belong to one command tree; a globalState may build several
 	gs.scope = scope
+	gs.argv = args
 	gs.mu.Unlock()
 	root := &cobra.Command{
 		Use:   "mosh [FILE.mosh | -e CODE | -] [args...]",

@@ -37,6 +37,9 @@ type globalState struct {
 	// scope is the part of the command tree the invocation being built can reach; factories
 	// that can build part of their family ask it (scope.wants) to skip the rest.
 	scope buildScope
+	// argv is the invocation's arguments (after "mosh"), for the passthrough verbs: cobra hands
+	// them mosh's own flags that came before the verb's name mixed with the tool's.
+	argv []string
 	// releaseSignals hands SIGINT back (the REPL handles Ctrl-C itself); set by execute.
 	releaseSignals func()
 	// Exit ends the process at once (a second Ctrl-C while a run is shutting down).

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -161,10 +162,15 @@ func passthroughCmd(gs *globalState, t *tools.Tool) *cobra.Command {
 		// Every flag, --help and --version included, belongs to the tool.
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			own, args := splitPassthrough(gs.argv, t.Name, args)
 			home, _ := gs.MoshHome()
 			bin, err := tools.Find(t, gs.Env, home)
 			if err != nil {
 				return exitcode.Wrap(err, exitcode.Infra)
+			}
+			if slices.Contains(own, "--dry-run") || slices.Contains(own, "--dry-run=true") {
+				fmt.Fprintf(gs.Stderr, "mosh: dry run: would run %s (nothing done)\n", strings.Join(append([]string{bin}, args...), " "))
+				return nil
 			}
 			return runPassthrough(cmd.Context(), gs, bin, args)
 		},
@@ -284,4 +290,15 @@ func templateCmd(gs *globalState) *cobra.Command {
 	cmd.Flags().BoolVar(&bareJSON, "json", false, "print the templates as JSON (bare mosh template is mosh template list)")
 	cmd.AddCommand(listCmd)
 	return cmd
+}
+
+// splitPassthrough separates mosh's own flags, written before the verb's name (mosh --dry-run
+// gradient …), from the tool's arguments: with flag parsing off, cobra hands both to the verb as
+// one list. Everything after the name belongs to the tool, --dry-run included.
+func splitPassthrough(argv []string, name string, args []string) (own, rest []string) {
+	i := slices.Index(argv, name)
+	if i <= 0 || i > len(args) {
+		return nil, args
+	}
+	return argv[:i], args[i:]
 }

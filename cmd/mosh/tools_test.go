@@ -211,7 +211,12 @@ func TestGradientPassthrough(t *testing.T) {
 	ts.env = append(ts.env, "GRADIENT_X=42")
 	ts.dir = t.TempDir()
 	ts.run("", "gradient", "env").expect(t, "env and cwd", 0, "GRADIENT_X=42\n"+ts.dir+"\n", "")
-	if got := strings.Join(ts.s.Steps(t), "\n"); got != "gradient exit 7\ngradient --help --json -x\ngradient --version\ngradient signal\ngradient echo-stdin\ngradient env" {
+	// mosh's own --dry-run, before the verb, runs nothing; after the verb it is the tool's flag.
+	if o := ts.run("", "--dry-run", "gradient", "--version"); o.code != 0 || o.stdout != "" || !strings.Contains(o.stderr, "dry run: would run ") || !strings.Contains(o.stderr, "gradient --version (nothing done)") {
+		t.Fatalf("mosh --dry-run gradient --version: %+v", o)
+	}
+	ts.run("", "gradient", "--dry-run").expect(t, "--dry-run after the verb is the tool's", 0, "gradient --dry-run\n", "")
+	if got := strings.Join(ts.s.Steps(t), "\n"); got != "gradient exit 7\ngradient --help --json -x\ngradient --version\ngradient signal\ngradient echo-stdin\ngradient env\ngradient --dry-run" {
 		t.Fatalf("the installed gradient must be what ran:\n%s", got)
 	}
 
