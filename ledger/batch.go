@@ -8,7 +8,7 @@ import (
 // batchTransitionSQL is recordTransitionSQL without RETURNING (a row read back costs more than the
 // insert itself).
 const batchTransitionSQL = `INSERT INTO transitions (member, task_id, at_ms, state, kind, authority, note)
-	VALUES (?, (SELECT id FROM tasks WHERE member = ? AND ended_ms IS NULL ORDER BY id DESC LIMIT 1), ?, ?, ?, ?, ?)`
+	VALUES (?, (SELECT id FROM tasks INDEXED BY tasks_running WHERE member = ? AND ended_ms IS NULL AND queued = 0 ORDER BY id DESC LIMIT 1), ?, ?, ?, ?, ?)`
 
 // BatchItem is one transition for RecordBatch, optionally ending a task with it.
 type BatchItem struct {
