@@ -18,6 +18,10 @@ type BatchItem struct {
 	// what it came back with (as CloseTask does).
 	CloseTask string
 	Artifact  Artifact
+	// End, when set with CloseTask, is the task's terminal transition instead of Transition
+	// (which is then only the member's state change): a member whose process exited reads gone,
+	// its task ends failed.
+	End *Transition
 }
 
 // RecordBatch records items in order in one transaction: what RecordTransition and CloseTask do
@@ -71,7 +75,14 @@ func (s *Store) RecordBatch(items []BatchItem) (itemErrs []error, err error) {
 				itemErrs[i] = e
 				continue
 			}
-			if e := s.closeTaskTx(tx, n, tr, it.Artifact); e != nil {
+			end := tr
+			if it.End != nil {
+				end = *it.End
+				if end.At.IsZero() {
+					end.At = tr.At
+				}
+			}
+			if e := s.closeTaskTx(tx, n, end, it.Artifact); e != nil {
 				// Not found and already closed are answered before anything is written.
 				var nf *NotFoundError
 				if errors.As(e, &nf) || errors.Is(e, ErrClosed) {

@@ -256,6 +256,15 @@ func (s *Store) log(member string, since time.Time) ([]Transition, error) {
 	return out, nil
 }
 
+// taskEndOnly: states that end a task but are not a member's state.
+func taskEndOnly(state string) bool {
+	switch state {
+	case StateFailed, StateCanceled, StateInterrupted, StateSubmitted:
+		return true
+	}
+	return false
+}
+
 func (s *Store) stats(member string, since time.Time) (Stats, error) {
 	now := s.now()
 	st := Stats{Member: member, From: since, To: now, TotalsMs: map[string]int64{}}
@@ -274,7 +283,8 @@ func (s *Store) stats(member string, since time.Time) (Stats, error) {
 	sinceMs := int64(0)
 	if !since.IsZero() {
 		sinceMs = since.UnixMilli()
-		err := tx.QueryRow(`SELECT state FROM transitions WHERE member = ? AND at_ms < ? ORDER BY at_ms DESC, id DESC LIMIT 1`,
+		err := tx.QueryRow(`SELECT state FROM transitions WHERE member = ? AND at_ms < ?
+			AND state NOT IN ('failed', 'canceled', 'interrupted', 'submitted') ORDER BY at_ms DESC, id DESC LIMIT 1`,
 			member, sinceMs).Scan(&curState)
 		if err == nil {
 			have, curAt = true, sinceMs
@@ -296,6 +306,11 @@ func (s *Store) stats(member string, since time.Time) (Stats, error) {
 		if err := rows.Scan(&atMs, &state); err != nil {
 			rows.Close()
 			return st, s.dbErr("stats", err)
+		}
+		if taskEndOnly(state) {
+			// A task's end (failed, canceled, interrupted) is recorded in the log but is not a
+			// state of the member: its time stays with the state it was in.
+			continue
 		}
 		if first && since.IsZero() {
 			st.From = fromMs(atMs)
