@@ -13,7 +13,11 @@ const eventSettle = "settle"
 // carries no sequence number and never reaches clients.
 const eventTaskEnd = "taskend"
 
-func internalEvent(t string) bool { return t == eventSettle || t == eventTaskEnd }
+// eventTyped is internal: a prompt's text was typed into the member (Task names its task). A
+// queued prompt's wait counts the member's states from here.
+const eventTyped = "typed"
+
+func internalEvent(t string) bool { return t == eventSettle || t == eventTaskEnd || t == eventTyped }
 
 // subQueueLimit bounds the events queued for one subscriber that stopped reading; past it the
 // subscription ends with an error instead of growing without bound or dropping silently.

@@ -482,7 +482,7 @@ func TestEnvironmentComesFromTheCaller(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.wait(m.Name, StateDone)
+	h.wait(m.Name, StateGone)
 	want := fmt.Sprintf("s=from-caller n=envy d=%s", HerdDir(h.home))
 	if s := h.read("envy"); !strings.Contains(s, want) {
 		t.Fatalf("member env: %q, want %q", s, want)
@@ -492,7 +492,7 @@ func TestEnvironmentComesFromTheCaller(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.wait(m2.Name, StateDone)
+	h.wait(m2.Name, StateGone)
 	if s := h.read("plain"); !strings.Contains(s, "home=unset path=/usr/bin:/bin") {
 		t.Fatalf("daemon environment leaked: %q", s)
 	}
@@ -623,7 +623,7 @@ func TestKillRestoreAfterDaemonKill9(t *testing.T) {
 	_, err = c.Kill(h.ctx, []string{"survivor"}, false)
 	wantCode(t, err, exitcode.Gone)
 	h.run("brief", "exit 0")
-	h.wait("brief", StateDone)
+	h.wait("brief", StateGone)
 	pr, err := c.Prune(h.ctx)
 	if err != nil || len(pr.Pruned) != 1 || pr.Pruned[0] != "brief" {
 		t.Fatalf("prune %+v %v", pr, err)

@@ -99,13 +99,15 @@ func TestRemoteWaitAcrossLocalAndRemote(t *testing.T) {
 	h := newHerd(t)
 	h.addRemote("far", srv.URL, RemoteAddOptions{})
 	h.addRemote("fn", run.URL, RemoteAddOptions{Kind: "run"})
-	h.run("near", `printf 'ready\n'; read x; printf 'did %s\n' "$x"; exit 0`)
+	// near answers and comes back to its prompt (a process that exits is gone, not done).
+	h.run("near", `stty -echo; printf 'ready> '; read x; printf 'did %s\nready> ' "$x"; read y`)
+	h.wait("near", StateIdle)
 	for _, n := range []string{"far", "fn", "near"} {
 		if _, err := h.c.Prompt(h.ctx, n, "summarise", PromptOptions{}); err != nil {
 			t.Fatalf("prompt %s: %v", n, err)
 		}
 	}
-	r, err := h.c.Wait(h.ctx, []string{"far", "fn", "near"}, WaitOptions{All: true, Timeout: testTimeout})
+	r, err := h.c.Wait(h.ctx, []string{"far", "fn", "near"}, WaitOptions{All: true, States: []string{"done", "idle"}, Timeout: testTimeout})
 	if err != nil || r.Outcome != OutcomeMatched {
 		t.Fatalf("wait --all: %+v %v", r, err)
 	}

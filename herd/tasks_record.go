@@ -137,6 +137,7 @@ func (d *daemon) promptTyped(m *member, id string) {
 	if m.task != nil && m.task.id == id {
 		m.task.typed = true
 	}
+	d.bus.emitLocked(Event{Type: eventTyped, Name: m.name, State: m.reading.State, Task: id, AtMs: time.Now().UnixMilli()})
 	d.bus.mu.Unlock()
 }
 

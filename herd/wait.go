@@ -315,6 +315,10 @@ func (d *daemon) awaitAfterPrompt(ctx context.Context, m *member, sub *busSub, w
 				switch e.Type {
 				case EventRemoved:
 					return promptOutcome{WaitOutcome: WaitOutcome{Name: m.name, Outcome: OutcomeGone, State: StateGone}}
+				case eventTyped:
+					if e.Task == task {
+						started = true
+					}
 				case eventTaskEnd:
 					if task != "" && e.Task == task && e.TaskState != "" && e.TaskState != ledger.StateDone {
 						return promptOutcome{WaitOutcome{Name: m.name, Outcome: OutcomeEnded, State: e.State, Seq: e.Seq}, e.TaskState}
@@ -330,10 +334,7 @@ func (d *daemon) awaitAfterPrompt(ctx context.Context, m *member, sub *busSub, w
 						return o
 					}
 					if !started {
-						if task == "" || e.Task != task {
-							continue // the turns ahead of this queued prompt
-						}
-						started = true
+						continue // the turns ahead of this queued prompt
 					}
 					if task != "" && e.Task == task && e.TaskEnded && isFailedEnd(e.TaskState) {
 						// The prompt's task failed (a remote's error, a dead remote): that is the

@@ -249,9 +249,15 @@ func run(cfg config) int {
 		f := <-e.events
 		f()
 	}
+	if e.crashed() {
+		return e.exitCode // a crash leaves the terminal as it was
+	}
 	os.Stdout.WriteString("\x1b[?2004l\x1b[?1049l")
 	return e.exitCode
 }
+
+// crashed: the process ends by a "crash N" prompt (mid-turn, no SessionEnd).
+func (e *engine) crashed() bool { return crashRE.MatchString(e.prompt) }
 
 func newID() string {
 	b := make([]byte, 16)
@@ -460,6 +466,10 @@ func (e *engine) onKey(key string) {
 
 var exitRE = regexp.MustCompile(`\bexit (\d+)\b`)
 
+// crashRE: a prompt "crash N" starts a turn like any other, then the process dies mid-turn
+// with exit code N: no Stop, no SessionEnd, the screen left as it was (a crash, not a quit).
+var crashRE = regexp.MustCompile(`\bcrash (\d+)\b`)
+
 // Claude's spinner verbs while working, and its past-tense verbs on the done
 // line ("✻ Brewed for 1s · done 1:10 PM"), as the real 2.1.332 drew them.
 var (
@@ -500,6 +510,15 @@ func (e *engine) submit(text string) {
 		e.add("❯ "+firstLine, "")
 	}
 	e.fire("UserPromptSubmit", map[string]any{"prompt": text})
+	if m := crashRE.FindStringSubmatch(text); m != nil {
+		code, _ := strconv.Atoi(m[1])
+		e.setWorking()
+		e.after(e.cfg.turn/2, e.turn, func() {
+			e.exitCode = code
+			e.quit = true
+		})
+		return
+	}
 	perm, ask, fail := strings.Contains(text, "perm"), strings.Contains(text, "ask"), strings.Contains(text, "fail")
 	// A slow answer streams: its text grows on screen while the turn runs
 	// (Codex then shows no "Working" line, only the title spinner).
