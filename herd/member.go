@@ -37,7 +37,10 @@ type launchSpec struct {
 	spec       engineSpec
 	known      bool // the engine is in the table (prompts may use bracketed paste)
 	bin        string
-	args       []string
+	args       []string // the member's own arguments (what the manifest remembers)
+	// resumeArgs go before args for this launch only (restore --resume): never remembered, so a
+	// second restore --resume does not stack them.
+	resumeArgs []string
 	cwd        string
 	env        []string
 	autonomous bool
@@ -147,7 +150,7 @@ func (d *daemon) startMember(ls launchSpec) (*member, error) {
 	}
 	defer tty.Close()
 	_ = unix.IoctlSetWinsize(int(tty.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Col: uint16(cols), Row: uint16(rows)})
-	cmd := exec.Command(ls.bin, ls.args...)
+	cmd := exec.Command(ls.bin, append(append([]string(nil), ls.resumeArgs...), ls.args...)...)
 	cmd.Path = ls.bin
 	cmd.Dir = ls.cwd
 	cmd.Env = memberEnv(ls.env, ls.spec.StripEnv, ls.name, d.dir)

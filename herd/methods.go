@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -680,9 +681,16 @@ func hRestore(ctx context.Context, sc *serverConn, params json.RawMessage) (any,
 	for _, r := range rows {
 		act := RestoreAction{Name: r.Name, Action: "restart", Bin: r.Bin, Args: r.Args, Cwd: r.Cwd}
 		spec, known := d.engines.Lookup(r.Engine)
-		if p.Resume && known && len(spec.ResumeArgs) > 0 {
-			act.Args = append(append([]string(nil), spec.ResumeArgs...), r.Args...)
+		own := r.Args
+		var resume []string
+		if known && len(spec.ResumeArgs) > 0 {
+			// A manifest written before resume args were kept apart may hold them already.
+			own = stripResume(own, spec.ResumeArgs)
+			if p.Resume {
+				resume = spec.ResumeArgs
+			}
 		}
+		act.Args = append(append([]string(nil), resume...), own...)
 		if r.Kind == KindRemote {
 			act.Action, act.Reason = "skip", "remote members are not restarted by the local daemon"
 		} else if _, err := checkCwd(r.Cwd); err != nil {
@@ -698,7 +706,7 @@ func hRestore(ctx context.Context, sc *serverConn, params json.RawMessage) (any,
 			if orphan > 0 {
 				endOrphan(orphan)
 			}
-			if err := d.relaunch(r, act.Args, p.Env, spec, known); err != nil {
+			if err := d.relaunch(r, own, resume, p.Env, spec, known); err != nil {
 				act.Action, act.Reason = "skip", err.Error()
 			} else if m, ok := d.memberByName(r.Name); ok {
 				act.Pid = m.pid
@@ -709,8 +717,17 @@ func hRestore(ctx context.Context, sc *serverConn, params json.RawMessage) (any,
 	return res, nil
 }
 
-// relaunch restarts a remembered or exited member under the same name.
-func (d *daemon) relaunch(r manifestRow, args, env []string, spec engineSpec, known bool) error {
+// stripResume drops leading copies of the engine's resume arguments from args.
+func stripResume(args, resume []string) []string {
+	for len(resume) > 0 && len(args) >= len(resume) && slices.Equal(args[:len(resume)], resume) {
+		args = args[len(resume):]
+	}
+	return args
+}
+
+// relaunch restarts a remembered or exited member under the same name: args are its own,
+// resume goes before them for this launch only.
+func (d *daemon) relaunch(r manifestRow, args, resume, env []string, spec engineSpec, known bool) error {
 	d.mu.Lock()
 	if d.reserved[r.Name] {
 		d.mu.Unlock()
@@ -731,7 +748,7 @@ func (d *daemon) relaunch(r manifestRow, args, env []string, spec engineSpec, kn
 	if engine == "" {
 		engine = engineLabel(d.engines, r.Bin)
 	}
-	_, err := d.launch(launchSpec{name: r.Name, engine: engine, spec: spec, known: known, bin: r.Bin, args: args, cwd: r.Cwd, env: env, autonomous: r.Autonomous})
+	_, err := d.launch(launchSpec{name: r.Name, engine: engine, spec: spec, known: known, bin: r.Bin, args: args, resumeArgs: resume, cwd: r.Cwd, env: env, autonomous: r.Autonomous})
 	return err
 }
 

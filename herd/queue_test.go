@@ -2,6 +2,7 @@ package herd
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -251,4 +252,36 @@ func TestContinueQueuesIntoTheRunningTask(t *testing.T) {
 	// Only the running task takes a follow-up.
 	_, err = h.c.Prompt(h.ctx, "m", "late", PromptOptions{Continue: first.Task})
 	wantCode(t, err, exitcode.Usage)
+}
+
+// restore --resume twice: the resume arguments go before the member's own arguments at launch
+// only, never into what the manifest remembers, so they never stack (--continue --continue).
+func TestRestoreResumeDoesNotStack(t *testing.T) {
+	h := newHerd(t)
+	env := fakeEnv(t, "claude", false)
+	if _, err := h.c.Start(h.ctx, StartParams{Engine: "claude", Name: "r", Env: env, Args: []string{"--model", "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	for round := 1; round <= 2; round++ {
+		h.wait("r", StateIdle)
+		if _, err := h.c.Prompt(h.ctx, "r", "exit 0", PromptOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		h.wait("r", StateGone)
+		res, err := h.c.Restore(h.ctx, RestoreOptions{Resume: true})
+		if err != nil || len(res.Actions) != 1 {
+			t.Fatalf("restore: %+v %v", res, err)
+		}
+		act := res.Actions[0]
+		if strings.Join(act.Args, " ") != "--continue --model x" {
+			t.Fatalf("round %d: restore --resume ran %q, want --continue once before the member's own args", round, act.Args)
+		}
+		if m := h.member("r"); strings.Join(m.Args, " ") != "--model x" {
+			t.Fatalf("round %d: the member remembers %q, want its own args", round, m.Args)
+		}
+		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", act.Pid))
+		if err == nil && strings.Count(string(cmdline), "--continue") != 1 {
+			t.Fatalf("round %d: process runs %q", round, strings.ReplaceAll(string(cmdline), "\x00", " "))
+		}
+	}
 }
