@@ -285,3 +285,39 @@ func TestRestoreResumeDoesNotStack(t *testing.T) {
 		}
 	}
 }
+
+// An Escape interrupt: the running task ends interrupted (not done), and the prompt the engine
+// put back into its input box is cleared with the engine's own keys before the next prompt is
+// typed, so the two are never glued together.
+func TestInterruptedTaskAndLeftoverInputCleared(t *testing.T) {
+	h := newHerd(t)
+	h.startFake(t, "m", "FAKEENGINE_SLOW=1h", "FAKEENGINE_RESTORE_ON_ESC=1")
+	first, err := h.c.Prompt(h.ctx, "m", "slow first", PromptOptions{Wait: true, States: []string{"working"}, Timeout: testTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.c.SendKeys(h.ctx, "m", "Escape"); err != nil {
+		t.Fatal(err)
+	}
+	h.wait("m", StateIdle)
+	h.waitScreen("m", "❯\u00a0slow first")
+	task, err := h.c.Task(h.ctx, first.Task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task.Open || task.State != "interrupted" {
+		t.Fatalf("interrupted task %+v", task)
+	}
+	second, err := h.c.Prompt(h.ctx, "m", "say second", PromptOptions{Wait: true, States: []string{"done", "idle"}, Timeout: testTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	screen := h.read("m")
+	if strings.Contains(screen, "slow firstsay second") || !strings.Contains(screen, "❯ say second") {
+		t.Fatalf("the next prompt was glued to the leftover input:\n%s", screen)
+	}
+	st, err := h.c.Task(h.ctx, second.Task)
+	if err != nil || st.Open || !strings.Contains(st.Artifact.Text, "say second") {
+		t.Fatalf("second task %+v %v", st, err)
+	}
+}

@@ -78,6 +78,9 @@ type config struct {
 	notifyAfter time.Duration
 	idleNotify  time.Duration
 	hookTrust   bool
+	// restoreOnEsc: an Escape interrupt puts the interrupted prompt back into the input box, as
+	// Claude Code does (the next prompt typed would be glued to it).
+	restoreOnEsc bool
 }
 
 func durationFlag(fs *flag.FlagSet, p *time.Duration, name string, def time.Duration, usage string) {
@@ -104,6 +107,7 @@ func parseFlags(args []string) (config, error) {
 	durationFlag(fs, &c.notifyAfter, "notify-after", 6*time.Second, "delay of the permission_prompt Notification while a dialog stays open (0 = never)")
 	durationFlag(fs, &c.idleNotify, "idle-notify", 60*time.Second, "delay of the idle_prompt Notification after a turn (0 = never)")
 	fs.BoolVar(&c.hookTrust, "hook-trust", os.Getenv("FAKEENGINE_HOOK_TRUST") == "1", "codex: show the hook trust menu at start")
+	fs.BoolVar(&c.restoreOnEsc, "restore-on-esc", os.Getenv("FAKEENGINE_RESTORE_ON_ESC") == "1", "an Escape interrupt puts the prompt back into the input box")
 	if err := fs.Parse(ownArgs(fs, args)); err != nil {
 		return c, err
 	}
@@ -345,6 +349,10 @@ func (e *engine) readInput() {
 					key = "ctrl-c"
 				case 0x04:
 					key = "ctrl-d"
+				case 0x05:
+					key = "ctrl-e"
+				case 0x15:
+					key = "ctrl-u"
 				case '\t':
 					key = "tab"
 				}
@@ -405,7 +413,10 @@ func (e *engine) onKey(key string) {
 				e.input = e.input[:len(e.input)-1]
 				e.draw()
 			}
-		case "up", "down", "tab":
+		case "ctrl-u": // the input line is emptied (the cursor is at its end)
+			e.input = nil
+			e.draw()
+		case "up", "down", "tab", "ctrl-e":
 		default:
 			e.input = append(e.input, []rune(key)...)
 			e.draw()
@@ -788,6 +799,9 @@ func (e *engine) interrupt() {
 	live := e.liveReply()
 	e.turn++
 	e.stopWorking(modeIdle)
+	if e.cfg.restoreOnEsc && len(e.input) == 0 {
+		e.input = []rune(e.prompt)
+	}
 	if e.cfg.style == "codex" {
 		if len(live) > 0 {
 			e.add(live...)
