@@ -32,12 +32,12 @@ const (
 
 // launchSpec is everything needed to start one member.
 type launchSpec struct {
-	name       string
-	engine     string
-	spec       engineSpec
-	known      bool // the engine is in the table (prompts may use bracketed paste)
-	bin        string
-	args       []string // the member's own arguments (what the manifest remembers)
+	name   string
+	engine string
+	spec   engineSpec
+	known  bool // the engine is in the table (prompts may use bracketed paste)
+	bin    string
+	args   []string // the member's own arguments (what the manifest remembers)
 	// resumeArgs go before args for this launch only (restore --resume): never remembered, so a
 	// second restore --resume does not stack them.
 	resumeArgs []string
