@@ -87,6 +87,7 @@ type member struct {
 	queue   []*queuedPrompt
 	typing  string // the task id being typed, "" when none ("-" while its id is unknown)
 	killing bool   // kill is ending the process: its open task ends canceled, not failed
+	hooked  bool   // the engine has reported a hook: its own word says when it took a prompt up
 
 	// Guarded by mu.
 	mu       sync.Mutex

@@ -32,7 +32,8 @@ type queuedPrompt struct {
 
 // busyLocked says whether a new prompt must wait in the queue. The caller holds the state lock.
 func (m *member) busyLocked() bool {
-	return m.typing != "" || len(m.queue) > 0 || m.reading.State == StateWorking || m.reading.State == StateBlocked
+	return m.typing != "" || len(m.queue) > 0 || m.reading.State == StateWorking || m.reading.State == StateBlocked ||
+		(m.task != nil && m.task.typed)
 }
 
 // wakeQueue asks the member's queue goroutine to look again. It never blocks.
@@ -163,7 +164,10 @@ func (d *daemon) dispatchOne(m *member) bool {
 	}
 	qp := m.queue[0]
 	st := m.reading.State
-	if qp.id == "" || (st != StateIdle && st != StateDone) {
+	// The member is at rest and its running task ended (or this continues it): a task still
+	// open means the engine has not finished that turn, whatever the screen shows.
+	running := m.task != nil && !(qp.cont && qp.id == m.task.id)
+	if qp.id == "" || running || (st != StateIdle && st != StateDone) {
 		d.bus.mu.Unlock()
 		return false
 	}
@@ -351,6 +355,7 @@ func (d *daemon) cancelTask(id string) (CancelTaskResult, error) {
 			})
 			d.bus.emitLocked(Event{Type: eventTaskEnd, Name: m.name, State: m.reading.State, Task: id, TaskEnded: true, TaskState: ledger.StateCanceled, AtMs: now.UnixMilli()})
 			d.bus.mu.Unlock()
+			m.wakeQueue()
 			d.lw.flush(m.name)
 			return CancelTaskResult{ID: id, Member: m.name, Running: true}, nil
 		}

@@ -152,6 +152,7 @@ func (d *daemon) promptFailed(m *member, id string, cause error) {
 		return
 	}
 	m.task = nil
+	defer m.wakeQueue()
 	note := "the prompt could not be typed: " + cause.Error()
 	end := ledger.Transition{At: time.Now(), State: m.reading.State, Kind: m.reading.BlockedOn, Authority: AuthorityRuntime, Note: note}
 	d.bus.mu.Unlock()
@@ -193,7 +194,11 @@ func (d *daemon) taskEventLocked(m *member, ev *Event, exited bool) *ledgerOp {
 		return op
 	}
 	ev.Task = t.id
-	if t.typed && (ev.State == StateWorking || ev.State == StateBlocked) {
+	if t.typed && (ev.State == StateWorking || ev.State == StateBlocked) && (ev.Authority != AuthorityRuntime || !m.hooked) {
+		// The engine took the prompt up. The daemon's own prompt claim (runtime) counts only for
+		// a member whose engine never reported a hook: one that does says so itself
+		// (UserPromptSubmit), and an engine still finishing its last turn can leave the typed
+		// prompt in its input box for a while, its old done line on the screen.
 		t.sawActive = true
 	}
 	turnEnded := (t.typed && t.sawActive && (ev.State == StateDone || ev.State == StateIdle)) ||
@@ -286,6 +291,9 @@ func itoa(n int) string {
 // task ends, or replaces the screen artifact of the task the screen already closed (no prompt
 // since). Called before the report reaches the tracker, whose change may close the task.
 func (d *daemon) hookFinal(m *member, payload []byte) {
+	d.bus.mu.Lock()
+	m.hooked = true
+	d.bus.mu.Unlock()
 	msg := finalMessage(payload)
 	if msg == "" || d.tasks == nil {
 		return
