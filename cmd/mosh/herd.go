@@ -334,7 +334,7 @@ func (h *herdCLI) writeRoster(members []herd.Member) error {
 			age = "-"
 		}
 		state := stateLabel(m.State, m.BlockedOn)
-		if m.ExitCode != nil && m.State == herd.StateDone && m.Authority == herd.AuthorityRuntime {
+		if m.ExitCode != nil && (m.State == herd.StateGone || m.State == herd.StateDone) && m.Authority == herd.AuthorityRuntime {
 			state += fmt.Sprintf(" (exit %d)", *m.ExitCode)
 		}
 		tb.add(
