@@ -13,10 +13,18 @@
 //
 // # What the server itself remembers
 //
-// Only which tasks it canceled (the ledger closes an interrupted task like any other turn, as
-// idle) and which members were autonomous (a killed member leaves the roster; its tasks stay
-// hidden if it was autonomous, and a member this server never saw counts as autonomous). Both
-// live in memory: after a restart a canceled task reads completed.
+// Which members were autonomous (a killed member leaves the roster; its tasks stay hidden if it
+// was autonomous, and a member this server never saw counts as autonomous), in memory. A cancel
+// is the ledger's: tasks/cancel is `herd task.cancel` (a queued task is removed untyped, a
+// running one closed canceled) before the keys interrupt the turn, so a canceled task reads
+// canceled after a restart too. The ledger's own ends map honestly: canceled and interrupted →
+// canceled, failed (the member's process died, the remote failed) → failed, never completed.
+//
+// # Queues and follow-ups
+//
+// A new message to a busy (working or blocked) member is queued by the daemon: its task reads
+// submitted until it is typed. A follow-up carrying the id of a working task is queued into that
+// task (`herd prompt --continue`): the history lists it as a user message.
 //
 // # Events, not polling
 //
