@@ -433,7 +433,7 @@ func (h *herdCLI) attachCmd() *cobra.Command {
 
 func (h *herdCLI) promptCmd() *cobra.Command {
 	var wait, answer, now, asJSON bool
-	var timeout, states string
+	var timeout, states, cont string
 	cmd := &cobra.Command{
 		Use:   "prompt NAME TEXT… [--wait] [--timeout D] [--answer] [--now]",
 		Short: "type a prompt into a member, then Enter (TEXT - reads stdin)",
@@ -459,7 +459,7 @@ func (h *herdCLI) promptCmd() *cobra.Command {
 			if strings.TrimSpace(text) == "" {
 				return usageErr("herd prompt: the text is empty: mosh herd prompt NAME TEXT…")
 			}
-			opts := herd.PromptOptions{Answer: answer, Wait: wait, Now: now, Token: h.getenv(remote.TokenVar(name))}
+			opts := herd.PromptOptions{Answer: answer, Wait: wait, Now: now, Continue: cont, Token: h.getenv(remote.TokenVar(name))}
 			if wait {
 				d, err := waitTimeout(timeout)
 				if err != nil {
@@ -486,6 +486,7 @@ func (h *herdCLI) promptCmd() *cobra.Command {
 	cmd.Flags().StringVar(&timeout, "timeout", "30m", "with --wait: give up after this long (exit 2); 0 = never")
 	cmd.Flags().StringVar(&states, "state", "", "with --wait: states to wait for (default blocked,done,idle)")
 	cmd.Flags().BoolVar(&answer, "answer", false, "type into a blocked member on purpose (answering its question or menu)")
+	cmd.Flags().StringVar(&cont, "continue", "", "queue the text into the member's running task t-N (a follow-up) instead of a new task")
 	cmd.Flags().BoolVar(&now, "now", false, "type at once into a working member instead of queueing behind its turn (its running task ends canceled)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return cmd
