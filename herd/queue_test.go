@@ -321,3 +321,26 @@ func TestInterruptedTaskAndLeftoverInputCleared(t *testing.T) {
 		t.Fatalf("second task %+v %v", st, err)
 	}
 }
+
+// Queued prompts live in the daemon's memory: a daemon killed with -9 cannot type them, and the
+// next daemon's reads close them gone (never typed) instead of leaving them submitted forever.
+func TestQueuedTaskReconciledAfterDaemonKill9(t *testing.T) {
+	h := newHerd(t)
+	h.run("rc", askScript)
+	h.wait("rc", StateIdle)
+	if _, err := h.c.Prompt(h.ctx, "rc", "long job", PromptOptions{Wait: true, States: []string{"blocked"}, Timeout: testTimeout}); err != nil {
+		t.Fatal(err)
+	}
+	q, err := h.c.Prompt(h.ctx, "rc", "waits its turn", PromptOptions{})
+	if err != nil || !q.Queued {
+		t.Fatalf("queued: %+v %v", q, err)
+	}
+	h.kill9()
+	task, err := h.c.Task(h.ctx, q.Task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task.Open || task.State != StateGone || !strings.Contains(task.Note, "never typed") {
+		t.Fatalf("queued task after a daemon kill -9: %+v", task)
+	}
+}
