@@ -14,7 +14,9 @@ func TestInputLeftover(t *testing.T) {
 	if !ok || len(claude.ClearInput) == 0 {
 		t.Fatalf("claude has no clearInput keys: %+v", claude)
 	}
-	snap := func(lines ...string) screen.Snapshot { return screen.Snapshot{Lines: lines, Cols: 80, Rows: len(lines)} }
+	snap := func(lines ...string) screen.Snapshot {
+		return screen.Snapshot{Lines: lines, Cols: 80, Rows: len(lines)}
+	}
 	rule := "────────────────────────────────────────"
 	cases := []struct {
 		name string
