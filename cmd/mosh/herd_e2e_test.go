@@ -460,6 +460,18 @@ func TestHerdReport(t *testing.T) {
 	if code != 1 || !strings.Contains(errs, "--answer") {
 		t.Fatalf("prompt --now into a blocked member: exit %d %q (want 1 naming --answer)", code, errs)
 	}
+	// --json has the place in the queue; kill t-N removes a queued prompt untyped.
+	var pr herd.PromptResult
+	if out := e.ok("herd", "prompt", "m", "later", "--json"); json.Unmarshal([]byte(out), &pr) != nil || !pr.Queued || pr.Position != 2 || pr.Task == "" {
+		t.Fatalf("prompt --json into a busy member: %s", out)
+	}
+	if out := e.ok("herd", "kill", pr.Task); !strings.Contains(out, pr.Task) {
+		t.Fatalf("kill %s: %q", pr.Task, out)
+	}
+	var task herd.Task
+	if out := e.ok("herd", "task", pr.Task, "--json"); json.Unmarshal([]byte(out), &task) != nil || task.Open || task.State != "canceled" {
+		t.Fatalf("the killed queued task: %s", out)
+	}
 	e.ok("herd", "prompt", "m", "1", "--answer")
 }
 
