@@ -345,6 +345,12 @@ func hPrompt(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 	if p.Continue != "" && (p.Answer || p.Now) {
 		return nil, exitcode.New(exitcode.Usage, "continue queues a follow-up into a running task: it does not go with answer or now")
 	}
+	if m.remote != nil {
+		if p.Continue != "" {
+			return nil, exitcode.New(exitcode.Usage, "%s is a remote member: a follow-up into its running task is not supported; send a new prompt", m.name)
+		}
+		d.learnToken(m, p.Token) // a queued prompt is sent later with it
+	}
 	// Subscribe before typing so the reaction to this prompt cannot be missed. The decision to
 	// queue or type is taken under the state lock, so parallel prompts line up in one queue.
 	var (
@@ -353,7 +359,7 @@ func hPrompt(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 	)
 	d.bus.mu.Lock()
 	cur := m.reading
-	queue := m.remote == nil && !p.Answer && !p.Now && (p.Continue != "" || m.busyLocked())
+	queue := !p.Answer && !p.Now && (p.Continue != "" || m.busyLocked())
 	if cur.State == StateBlocked && !p.Answer && !queue {
 		d.bus.mu.Unlock()
 		kind := cur.BlockedOn
@@ -371,12 +377,11 @@ func hPrompt(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 			return nil, exitcode.New(exitcode.Usage, "task %s is not the running task of %s: only a running task takes a follow-up (see `mosh herd task %s`)", p.Continue, m.name, p.Continue)
 		}
 	}
-	switch {
-	case queue:
+	if queue {
 		qp = &queuedPrompt{text: p.Text, id: p.Continue, cont: p.Continue != ""}
 		m.queue = append(m.queue, qp)
-	case m.remote == nil:
-		m.typing = "-" // the terminal is ours until the prompt is typed
+	} else {
+		m.typing = "-" // the member is ours until the prompt is typed (or sent)
 	}
 	if p.Wait {
 		sub = d.bus.subscribeLocked([]string{m.name}, true)
@@ -396,6 +401,7 @@ func hPrompt(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 		// A remote member takes the prompt over the network (remote.go); the task is minted
 		// first there too.
 		task, err := d.promptRemote(m, p, cur)
+		d.doneTyping(m)
 		res.Task = task
 		if err != nil {
 			return nil, err

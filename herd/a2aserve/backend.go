@@ -304,18 +304,16 @@ func (b *Backend) Cancel(ctx context.Context, taskID string) (a2a.TaskRecord, er
 	if row, err := b.row(ctx, member); err == nil && row.Kind == herd.KindRemote {
 		remoteMember = true
 	}
-	if !remoteMember {
-		// The ledger records the cancel (it survives a restart of this server and of the
-		// daemon): a queued task is removed untyped and that is all; a running one is closed
-		// canceled, then its turn is interrupted below.
-		r, err := c.CancelTask(ctx, taskID)
-		switch {
-		case err == nil && r.Queued:
-			b.markCanceled(taskID, time.Now())
-			return b.Get(ctx, taskID, -1)
-		case err != nil && exitcode.Of(err) != exitcode.Gone:
-			return a2a.TaskRecord{}, b.wireErr(err)
-		}
+	// The ledger records the cancel (it survives a restart of this server and of the daemon):
+	// a queued task is removed untyped and that is all; a running one is closed canceled, then
+	// its turn is interrupted below.
+	r, err := c.CancelTask(ctx, taskID)
+	switch {
+	case err == nil && r.Queued:
+		b.markCanceled(taskID, time.Now())
+		return b.Get(ctx, taskID, -1)
+	case err != nil && exitcode.Of(err) != exitcode.Gone:
+		return a2a.TaskRecord{}, b.wireErr(err)
 	}
 	if remoteMember {
 		// A remote member has no keys to press: kill cancels its open task and keeps it.
