@@ -26,9 +26,11 @@ type Backend interface {
 	Members(ctx context.Context) ([]Member, error)
 	// Member returns one member, or ErrNoMember.
 	Member(ctx context.Context, name string) (Member, error)
-	// Send prompts member with text and returns the task it minted. When answerTaskID is not
-	// empty the text answers that task (it is blocked): the returned record is that same task,
-	// open again, with the answer appended to Answers.
+	// Send prompts member with text and returns the task it minted (a busy member queues it:
+	// the task reads submitted until it is typed). When answerTaskID is not empty the text goes
+	// into that open task: it answers it when it is blocked, and is queued into it as a
+	// follow-up when it is working (A2A allows continuing a task); the returned record is that
+	// same task, with the text appended to Answers.
 	Send(ctx context.Context, member, text, answerTaskID string) (TaskRecord, error)
 	// Get returns a task, reconciled against the member's live state. historyLength is a hint
 	// (-1: all) for backends that store many turns; the server trims the history it renders.
@@ -60,6 +62,8 @@ const (
 	HerdIdle    HerdState = "idle"
 	HerdUnknown HerdState = "unknown"
 	HerdGone    HerdState = "gone"
+	// HerdSubmitted: the task waits in its member's queue, not typed yet.
+	HerdSubmitted HerdState = "submitted"
 )
 
 // Member is one herd member as the server sees it.
@@ -75,6 +79,8 @@ type Member struct {
 	Autonomous bool
 	// Remote members live behind someone else's endpoint; the server never relays to them.
 	Remote bool
+	// Queued is how many prompts wait in the member's queue (routing picks the least loaded).
+	Queued int
 }
 
 // Outcome is how a task closed.
@@ -85,7 +91,7 @@ const (
 	OutcomeSettled  Outcome = "settled"  // the member finished its turn; State says how (done/idle, or blocked: it stopped to ask)
 	OutcomeCanceled Outcome = "canceled" // interrupted by Cancel
 	OutcomeGone     Outcome = "gone"     // the member exited or was removed while the task was open
-	OutcomeFailed   Outcome = "failed"   // mosh could not deliver the prompt, or the task errored; Error says why
+	OutcomeFailed   Outcome = "failed"   // mosh could not deliver the prompt, the task errored or its member's process died; Error says why
 )
 
 // TaskRecord is a ledger task as the server needs it.
@@ -134,7 +140,7 @@ type Transition struct {
 // StateOf maps a task to its A2A state. Rounding applies to open tasks only (PRD 0011
 // decisions): a closed task is completed, or input-required when it ended by stopping to ask.
 //
-//	open:   working → working; blocked → input-required; done → completed;
+//	open:   submitted (queued) → submitted; working → working; blocked → input-required; done → completed;
 //	        idle → completed once the member has been seen busy since submission (the turn
 //	        ended), else working (the prompt has not taken yet); unknown → unknown;
 //	        gone → failed
@@ -153,6 +159,8 @@ func StateOf(t TaskRecord) TaskState {
 		return StateCompleted
 	}
 	switch t.State {
+	case HerdSubmitted:
+		return StateSubmitted
 	case HerdWorking:
 		return StateWorking
 	case HerdBlocked:

@@ -71,6 +71,9 @@ type Config struct {
 
 	// ExposeAutonomous makes members launched with auto-approve flags visible and promptable.
 	ExposeAutonomous bool
+	// RouteNone refuses a herd-endpoint message that names no member (`herd serve --route
+	// none`); by default it goes to an idle member, or queues on the least loaded.
+	RouteNone bool
 	// MaxBlockingWait caps how long message/send with configuration.blocking:true holds the
 	// request before it answers with the task as it is; default 60s.
 	MaxBlockingWait time.Duration

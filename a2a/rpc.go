@@ -182,14 +182,25 @@ func (h *Handler) messageSend(ctx context.Context, raw json.RawMessage, scope st
 		switch st := StateOf(prev); {
 		case st.Terminal():
 			return nil, NewRPCError(CodeInvalidRequest, fmt.Sprintf("Task %s is in a terminal state (%s) and cannot be modified; send a new message without taskId", prev.ID, st))
-		case st != StateInputRequired:
-			return nil, NewRPCError(CodeInvalidRequest, fmt.Sprintf("task %s is %s; a follow-up with taskId only answers an input-required task", prev.ID, st))
+		case st == StateSubmitted:
+			return nil, NewRPCError(CodeInvalidRequest, fmt.Sprintf("task %s is still queued (submitted); send the follow-up once it is working, or a new message without taskId", prev.ID))
 		}
+		// input-required: the text answers the task; working: it is queued into the task as a
+		// follow-up (A2A v0.3.0 lets a client continue a task that is not terminal).
 		rec, err = b.Send(ctx, prev.Member, text, prev.ID)
 	} else {
 		name := scope
 		if name == "" {
 			name = h.namedMember(&p)
+			if name == "" && !h.cfg.RouteNone {
+				// A generic client that only knows the herd card hands work over: an idle member
+				// takes it, else it queues on the least loaded one.
+				routed, e := h.route(ctx)
+				if e != nil {
+					return nil, e
+				}
+				name = routed
+			}
 			if name == "" {
 				return nil, NewRPCError(CodeInvalidParams, `the herd endpoint needs a member: set params.metadata.member ("member":"<name>"), `+
 					`message.contextId "member:<name>", or POST to `+PathMembers+`<name>/`)
@@ -217,6 +228,41 @@ func (h *Handler) messageSend(ctx context.Context, raw json.RawMessage, scope st
 		rec = h.waitSettled(ctx, rec)
 	}
 	return h.render(rec, historyLength), nil
+}
+
+// route picks the member a herd-endpoint message that names none goes to: the first exposed
+// local member at rest (idle or done) with nothing queued, else the exposed member with the
+// fewest prompts waiting (a busy one counts its running turn). No candidate is -32602 naming the
+// fix.
+func (h *Handler) route(ctx context.Context) (string, *RPCError) {
+	ms, err := h.cfg.Backend.Members(ctx)
+	if err != nil {
+		return "", backendError(err)
+	}
+	best, bestLoad := "", 0
+	for _, m := range ms {
+		if !h.exposed(m) {
+			continue
+		}
+		load := m.Queued
+		switch m.State {
+		case HerdIdle, HerdDone:
+		case HerdWorking, HerdBlocked, HerdUnknown:
+			load++
+		default:
+			continue // gone: cannot take work
+		}
+		if load == 0 {
+			return m.Name, nil
+		}
+		if best == "" || load < bestLoad {
+			best, bestLoad = m.Name, load
+		}
+	}
+	if best == "" {
+		return "", NewRPCError(CodeInvalidParams, "no exposed member can take the message: start one (mosh herd start ENGINE), or name a member in params.metadata.member")
+	}
+	return best, nil
 }
 
 // waitSettled holds a blocking message/send until the task is terminal or needs input, capped by

@@ -74,14 +74,32 @@ func TestRequestValidation(t *testing.T) {
 	}
 }
 
-func TestFollowUpOnlyAnswersInputRequired(t *testing.T) {
+// A follow-up carrying the id of a working task continues that task (A2A v0.3.0; the TCK's
+// test_message_send_continue_task and test_task_history_length): same id, both user messages in
+// its history. A terminal task still refuses one.
+func TestFollowUpContinuesAWorkingTask(t *testing.T) {
 	e := newEnv(t)
 	e.mustTask(e.rpc("/a2a/members/api", sendBody("1", "go", "")))
-	env, raw := e.rpc("/a2a/members/api", sendBody("2", "more", `,"taskId":"t-01"`))
-	e.wantCode(env, raw, a2a.CodeInvalidRequest)
-	if !strings.Contains(env.Error.Message, "input-required") {
-		t.Errorf("the error should say only input-required tasks take follow-ups: %s", raw)
+	task := e.mustTask(e.rpc("/a2a/members/api", sendBody("2", "more", `,"taskId":"t-01"`)))
+	if task.ID != "t-01" || task.Status.State != a2a.StateWorking {
+		t.Fatalf("follow-up: %+v", task)
 	}
+	var users []string
+	for _, m := range task.History {
+		if m.Role == a2a.RoleUser {
+			for _, p := range m.Parts {
+				users = append(users, p.Text)
+			}
+		}
+	}
+	if !slices.Equal(users, []string{"go", "more"}) {
+		t.Fatalf("history user messages %q, want go, more", users)
+	}
+	if err := e.fake.SetState("t-01", a2a.HerdDone, "", "all done"); err != nil {
+		t.Fatal(err)
+	}
+	env, raw := e.rpc("/a2a/members/api", sendBody("5", "again", `,"taskId":"t-01"`))
+	e.wantCode(env, raw, a2a.CodeInvalidRequest)
 	// Through another member's endpoint the task does not exist.
 	if err := e.fake.SetState("t-01", a2a.HerdBlocked, "permission", "Allow edit? (y/n)"); err != nil {
 		t.Fatal(err)
@@ -89,7 +107,7 @@ func TestFollowUpOnlyAnswersInputRequired(t *testing.T) {
 	env, raw = e.rpc("/a2a/members/web", sendBody("3", "y", `,"taskId":"t-01"`))
 	e.wantCode(env, raw, a2a.CodeTaskNotFound)
 	// On the herd endpoint the taskId alone routes the answer.
-	task := e.mustTask(e.rpc("/a2a", sendBody("4", "y", `,"taskId":"t-01"`)))
+	task = e.mustTask(e.rpc("/a2a", sendBody("4", "y", `,"taskId":"t-01"`)))
 	if task.ID != "t-01" || task.Status.State != a2a.StateWorking {
 		t.Fatalf("answer: %+v", task.Status)
 	}
@@ -235,5 +253,35 @@ func TestRoutingAndMethods(t *testing.T) {
 		if resp.StatusCode != http.StatusNotFound {
 			t.Errorf("POST %s: %d, want 404", p, resp.StatusCode)
 		}
+	}
+}
+
+// The herd endpoint routes a message that names no member: to an idle member, else the least
+// loaded; --route none (RouteNone) keeps the refusal.
+func TestHerdEndpointRoutesUnaddressedMessages(t *testing.T) {
+	e := newEnv(t)
+	e.fake.AddMember(a2a.Member{Name: "api", Engine: "claude", State: a2a.HerdWorking, Queued: 2})
+	e.fake.AddMember(a2a.Member{Name: "web", Engine: "codex", State: a2a.HerdIdle})
+	task := e.mustTask(e.rpc("/a2a", sendBody("1", "anyone", "")))
+	if rec, ok := e.fake.Task(task.ID); !ok || rec.Member != "web" {
+		t.Fatalf("routed to %+v, want the idle web", rec)
+	}
+	// Both busy: the one with the shorter queue (web, working with none waiting).
+	e.fake.AddMember(a2a.Member{Name: "web", Engine: "codex", State: a2a.HerdWorking})
+	task = e.mustTask(e.rpc("/a2a", sendBody("2", "still anyone", "")))
+	if rec, ok := e.fake.Task(task.ID); !ok || rec.Member != "web" {
+		t.Fatalf("routed to %+v, want the least loaded web", rec)
+	}
+	// The autonomous yolo is never picked unless exposed.
+	e.fake.AddMember(a2a.Member{Name: "api", Engine: "claude", State: a2a.HerdGone})
+	e.fake.AddMember(a2a.Member{Name: "web", Engine: "codex", State: a2a.HerdGone})
+	env, raw := e.rpc("/a2a", sendBody("3", "nobody", ""))
+	e.wantCode(env, raw, a2a.CodeInvalidParams)
+
+	off := newEnv(t, func(c *a2a.Config, _ *a2a.AuthConfig) { c.RouteNone = true })
+	env, raw = off.rpc("/a2a", sendBody("4", "anyone", ""))
+	off.wantCode(env, raw, a2a.CodeInvalidParams)
+	if !strings.Contains(env.Error.Message, "needs a member") {
+		t.Fatalf("route none: %s", raw)
 	}
 }

@@ -261,10 +261,14 @@ func launched(m *herd.Member, err error) launchResult {
 }
 
 type promptResult struct {
-	OK    bool    `json:"ok"`
-	Task  *string `json:"task"`
-	Error string  `json:"error,omitempty"`
-	Code  int     `json:"code,omitempty"`
+	OK   bool    `json:"ok"`
+	Task *string `json:"task"`
+	// Queued: the member was busy; the prompt waits its turn (position 1 = next), behind task.
+	Queued   bool   `json:"queued,omitempty"`
+	Position int    `json:"position,omitempty"`
+	Behind   string `json:"behind,omitempty"`
+	Error    string `json:"error,omitempty"`
+	Code     int    `json:"code,omitempty"`
 }
 
 type killResult struct {
@@ -414,9 +418,11 @@ func init() {
 	Register(&Verb{
 		Name: "herdPrompt", Group: "herd", SideEffect: true,
 		Usage:   "herdPrompt(name, ...text, {answer})",
-		Summary: "type a prompt into a member, then Enter → {ok, task}; does not wait",
-		Detail: "Text parts are joined by spaces. A blocked member is refused unless {answer:true}\n" +
-			"(you are answering its question or menu on purpose). Follow with await herdWait(name).",
+		Summary: "type a prompt into a member, then Enter → {ok, task, queued?, position?, behind?}; does not wait",
+		Detail: "Text parts are joined by spaces. A member that is working or blocked queues the prompt\n" +
+			"({queued:true, position, behind: the task it waits for}); it is typed when the member is next idle\n" +
+			"or done. {answer:true} types into a blocked member at once (you are answering its question or menu\n" +
+			"on purpose). Follow with await herdWait(name).",
 		Bind: func(c *Call) (Action, error) {
 			name, err := nameArg(c, 0)
 			if err != nil {
@@ -468,6 +474,7 @@ func init() {
 					if r.Task != "" {
 						out.Task = &r.Task
 					}
+					out.Queued, out.Position, out.Behind = r.Queued, r.Position, r.Behind
 					return out, nil
 				},
 			}, nil
@@ -481,7 +488,8 @@ func init() {
 		Detail: "states default to blocked, done and idle; timeout is ms or a duration (default 30m, 0 = never).\n" +
 			"Right after herdPrompt the member reads working until its engine reacts, so the wait sees the new turn.\n" +
 			"Losers of {any} keep running. A timeout rejects with an error whose code is 2 (outcome\n" +
-			"\"timeout\"), unless {nothrow:true}: then the current states are returned as usual.",
+			"\"timeout\"), and a member whose process exited (crashed, killed) rejects with code 3 (outcome\n" +
+			"\"ended\", e.exitCode), unless {nothrow:true}: then the current states are returned as usual.",
 		Bind: func(c *Call) (Action, error) {
 			if !c.Given(0) {
 				return Action{}, c.Misuse("missing the member name")
@@ -561,7 +569,8 @@ func init() {
 						if res == nil || res.Outcome == "" {
 							return nil, werr // the wait itself failed: daemon gone, Ctrl-C
 						}
-						if res.Outcome == herd.OutcomeTimeout && !nothrow {
+						if (res.Outcome == herd.OutcomeTimeout || res.Outcome == herd.OutcomeEnded) && !nothrow {
+							// A timeout, or a member whose process died: a fan-out must see it.
 							return nil, werr
 						}
 						return runtime.OnLoop(func(vm *goja.Runtime) (goja.Value, error) {
@@ -577,6 +586,12 @@ func init() {
 						if res != nil && res.Outcome != "" {
 							_ = e.Set("outcome", res.Outcome)
 							_ = e.Set("results", toJS(vm, res.Results))
+							for _, o := range res.Results {
+								if o.ExitCode != nil {
+									_ = e.Set("exitCode", *o.ExitCode)
+									break
+								}
+							}
 						}
 						_ = e.Set("names", toJS(vm, names))
 					}), nil
@@ -753,6 +768,7 @@ type waitEntry struct {
 	Outcome   string `json:"outcome"`
 	State     string `json:"state"`
 	BlockedOn string `json:"blockedOn,omitempty"`
+	ExitCode  *int   `json:"exitCode,omitempty"` // the member's process exited (state gone)
 }
 
 // waitValue is herdWait's result in moshcode's shapes.
@@ -771,7 +787,7 @@ func waitValue(r *herd.WaitResult, mode waitMode) any {
 	}
 	out := make([]waitEntry, len(r.Results))
 	for i, o := range r.Results {
-		out[i] = waitEntry{o.Name, o.Outcome, o.State, o.BlockedOn}
+		out[i] = waitEntry{o.Name, o.Outcome, o.State, o.BlockedOn, o.ExitCode}
 	}
 	return out
 }

@@ -58,8 +58,25 @@ func TestHerdWaitAgainstADaemon(t *testing.T) {
 const r = herdRun(["/bin/sh", "-c", "exec cat"], {name: "c1"})
 if (!r.ok) throw new Error("herdRun: " + r.error)
 setTimeout(() => herdKill("c1"), 300)
-const ended = await herdWait("c1", {states: ["done"], timeout: 0})
-console.log("never", ["done", "gone"].includes(ended))
+try {
+  const ended = await herdWait("c1", {states: ["done"], timeout: 0})
+  console.log("never: a killed member resolved", ended)
+} catch (e) {
+  console.log("never", e.code, e.outcome)
+}
+
+// A member whose process dies: herdWait rejects with code 3 and the exit code, never "done".
+const q = herdRun(["/bin/sh", "-c", "read x; exit 7"], {name: "crash"})
+if (!q.ok) throw new Error("herdRun: " + q.error)
+setTimeout(() => herdSendKeys("crash", "Enter"), 100)
+try {
+  const st = await herdWait("crash", {states: ["done"], timeout: 0})
+  console.log("crash: resolved", st)
+} catch (e) {
+  console.log("crash", e.code, e.outcome, e.exitCode)
+}
+const [entry] = await herdWait(["crash"], {states: ["done"], nothrow: true})
+console.log("crash nothrow", entry.state, entry.outcome, entry.exitCode)
 
 herdRun(["/bin/sh", "-c", "exec cat"], {name: "c2"})
 try {
@@ -79,7 +96,9 @@ console.log("nothrow", typeof now, now != "done")
 herdKill("c2")
 `, Config{Env: env}, time.Minute)
 	want := []string{
-		"never true",
+		"never 3 ended",
+		"crash 3 ended 7",
+		"crash nothrow gone ended 7",
 		"tiny 2 timeout",
 		`list 2 timeout c2:timeout ["c2"]`,
 		"nothrow string true",

@@ -49,8 +49,11 @@ const (
 	// Ledger reads (tasks.go): every prompt is a task; these read it back.
 	MethodTasks = "tasks"
 	MethodTask  = "task"
-	MethodLog   = "log"
-	MethodStats = "stats"
+	// MethodCancelTask cancels one task: a queued one is removed untyped, a running one is closed
+	// canceled in the ledger (the caller interrupts the turn).
+	MethodCancelTask = "task.cancel"
+	MethodLog        = "log"
+	MethodStats      = "stats"
 
 	// NotifyEvent is the server→client notification carrying one Event to a subscriber.
 	NotifyEvent = "event"
@@ -185,6 +188,8 @@ type Member struct {
 	Rows       int      `json:"rows,omitempty"`
 	Screen     *Reading `json:"screen,omitempty"` // the screen classifier's reading (both readings shown for explain)
 	Hook       *Reading `json:"hook,omitempty"`   // the live hook report, if any
+	// Queued is how many prompts wait in the member's queue (typed when it next reads idle/done).
+	Queued int `json:"queued,omitempty"`
 	// Remote members only (kind remote): how the member is reached, where it lives, and when the
 	// remote last answered (its state is its own claim, as fresh as ObservedMs).
 	Remote *RemoteInfo `json:"remote,omitempty"`
@@ -207,6 +212,14 @@ type PromptOptions struct {
 	Timeout time.Duration `json:"-"`
 	// Token for a remote member; empty: the caller's MOSH_REMOTE_<NAME>_TOKEN, if set.
 	Token string `json:"-"`
+	// Now types at once even into a working member (whose running task then ends canceled,
+	// superseded), instead of queueing behind it. A blocked member is still refused without
+	// Answer.
+	Now bool `json:"now,omitempty"`
+	// Continue queues the text into that open task (an A2A follow-up message carrying the
+	// task's id) instead of minting a new task: typed when the member is next at rest, recorded
+	// on the task as a "continued: …" transition.
+	Continue string `json:"continue,omitempty"`
 }
 
 // PromptParams is the wire form of Prompt.
@@ -217,6 +230,8 @@ type PromptParams struct {
 	Wait      bool     `json:"wait,omitempty"`
 	States    []string `json:"states,omitempty"`
 	TimeoutMs int64    `json:"timeoutMs,omitempty"` // 0 = no deadline
+	Now       bool     `json:"now,omitempty"`
+	Continue  string   `json:"continue,omitempty"`
 	// Token is the caller's MOSH_REMOTE_<NAME>_TOKEN for a remote member (kept in the daemon's
 	// memory only, never written anywhere); ignored for local members.
 	Token string `json:"token,omitempty"`
@@ -229,6 +244,17 @@ type PromptResult struct {
 	Task    string `json:"task,omitempty"`    // ledger task id (t-N) once the ledger is wired
 	Outcome string `json:"outcome,omitempty"` // with wait: matched | ended | gone | timeout
 	State   string `json:"state,omitempty"`   // with wait: the state that ended the wait
+	// Queued: the member was busy, the prompt waits in its queue (the task reads submitted) and
+	// is typed when the member next reads idle or done. Position is 1 for the next to be typed;
+	// Behind is the task it waits for (the one ahead in the queue, or the running one).
+	Queued   bool   `json:"queued,omitempty"`
+	Position int    `json:"position,omitempty"`
+	Behind   string `json:"behind,omitempty"`
+	// ExitCode: with wait, the member's process exited (outcome ended) with this code.
+	ExitCode *int `json:"exitCode,omitempty"`
+	// TaskState: with wait, how the prompt's task ended when it ended other than done or idle
+	// (failed, canceled, interrupted, gone).
+	TaskState string `json:"taskState,omitempty"`
 }
 
 // ReadParams / ReadResult: the last Lines lines of text history + visible screen.
@@ -294,6 +320,8 @@ type WaitOutcome struct {
 	// TasksEnded lists the ledger tasks of this member the wait saw end (closed by an event it
 	// received; when decided from the current state, the member's last closed task if none is open).
 	TasksEnded []string `json:"tasksEnded,omitempty"`
+	// ExitCode is set when the member's process exited (outcome ended, state gone).
+	ExitCode *int `json:"exitCode,omitempty"`
 }
 
 // WaitResult is returned with or without an error: Wait returns the result AND an exit-coded error
@@ -580,16 +608,32 @@ type Task struct {
 	StateAtSubmit string `json:"stateAtSubmit,omitempty"` // the member's state when the prompt was typed
 	// State is the last recorded state: the member's current one while open, the terminal one once
 	// closed. "submitted" until the first transition.
-	State           string           `json:"state"`
-	BlockedOn       string           `json:"blockedOn,omitempty"`
-	Open            bool             `json:"open"`
-	EndedMs         int64            `json:"endedMs,omitempty"`
-	DurationMs      int64            `json:"durationMs"` // to EndedMs, or to now while open
-	Note            string           `json:"note,omitempty"`
-	RemoteTaskID    string           `json:"remoteTaskId,omitempty"`
-	RemoteContextID string           `json:"remoteContextId,omitempty"`
-	Transitions     []TaskTransition `json:"transitions,omitempty"`
-	Artifact        *TaskArtifact    `json:"artifact,omitempty"`
+	State           string `json:"state"`
+	BlockedOn       string `json:"blockedOn,omitempty"`
+	Open            bool   `json:"open"`
+	EndedMs         int64  `json:"endedMs,omitempty"`
+	DurationMs      int64  `json:"durationMs"` // to EndedMs, or to now while open
+	Note            string `json:"note,omitempty"`
+	RemoteTaskID    string `json:"remoteTaskId,omitempty"`
+	RemoteContextID string `json:"remoteContextId,omitempty"`
+	// Queued: the task waits in its member's queue (state submitted), not typed yet.
+	Queued      bool             `json:"queued,omitempty"`
+	Transitions []TaskTransition `json:"transitions,omitempty"`
+	Artifact    *TaskArtifact    `json:"artifact,omitempty"`
+}
+
+// CancelTaskParams names a task to cancel (MethodCancelTask).
+type CancelTaskParams struct {
+	ID string `json:"id"`
+}
+
+// CancelTaskResult: a queued task was removed untyped (Queued), or the running task of Member
+// was closed canceled (Running: the caller interrupts the member's turn, e.g. Escape).
+type CancelTaskResult struct {
+	ID      string `json:"id"`
+	Member  string `json:"member"`
+	Queued  bool   `json:"queued,omitempty"`
+	Running bool   `json:"running,omitempty"`
 }
 
 // TasksResult is the result of tasks: oldest first, the newest Limit of the selection.

@@ -8,6 +8,17 @@ import (
 // carries no sequence number and never reaches clients.
 const eventSettle = "settle"
 
+// eventTaskEnd is internal: a task ended without a state change of its member (a queued task
+// canceled or failed before it was typed, a running task canceled). prompt --wait uses it; it
+// carries no sequence number and never reaches clients.
+const eventTaskEnd = "taskend"
+
+// eventTyped is internal: a prompt's text was typed into the member (Task names its task). A
+// queued prompt's wait counts the member's states from here.
+const eventTyped = "typed"
+
+func internalEvent(t string) bool { return t == eventSettle || t == eventTaskEnd || t == eventTyped }
+
 // subQueueLimit bounds the events queued for one subscriber that stopped reading; past it the
 // subscription ends with an error instead of growing without bound or dropping silently.
 const subQueueLimit = 1 << 16
@@ -63,7 +74,7 @@ func (b *bus) unsubscribe(s *busSub) {
 // emitLocked numbers e (unless it is a settle) and queues it for every interested subscriber.
 // The caller holds b.mu.
 func (b *bus) emitLocked(e Event) Event {
-	if e.Type != eventSettle {
+	if !internalEvent(e.Type) {
 		b.seq++
 		e.Seq = b.seq
 	}
@@ -71,7 +82,7 @@ func (b *bus) emitLocked(e Event) Event {
 		if s.names != nil && !s.names[e.Name] {
 			continue
 		}
-		if e.Type == eventSettle && !s.internal {
+		if internalEvent(e.Type) && !s.internal {
 			continue
 		}
 		s.push(e)

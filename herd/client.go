@@ -351,13 +351,42 @@ func (c *Client) List(ctx context.Context) ([]Member, error) {
 // opts.Answer. With opts.Wait the result carries the outcome and the error is exit-coded like Wait's.
 func (c *Client) Prompt(ctx context.Context, name, text string, opts PromptOptions) (*PromptResult, error) {
 	p := PromptParams{Name: name, Text: text, Answer: opts.Answer, Wait: opts.Wait, States: opts.States, TimeoutMs: opts.Timeout.Milliseconds(),
-		Token: tokenOr(opts.Token, name)}
+		Token: tokenOr(opts.Token, name), Now: opts.Now, Continue: opts.Continue}
 	var r PromptResult
 	err := c.call(ctx, MethodPrompt, p, &r)
 	if err == nil && opts.Wait {
-		err = outcomeError(r.Outcome, name, r.State)
+		err = promptOutcomeError(&r, name)
 	}
 	return &r, err
+}
+
+// promptOutcomeError is outcomeError with what only a prompt knows: the exit code of a member
+// that died during the turn, or how the prompt's task ended when not on its own.
+func promptOutcomeError(r *PromptResult, name string) error {
+	if r.Outcome == OutcomeEnded {
+		switch {
+		case r.ExitCode != nil:
+			return exitcode.New(exitcode.Gone, "%s exited with code %d before its turn ended (task %s %s): `mosh herd read %s` shows its last screen, `mosh restore` restarts it",
+				name, *r.ExitCode, r.Task, orState(r.TaskState, "failed"), name)
+		case r.TaskState != "":
+			return exitcode.New(exitcode.Gone, "task %s of %s ended %s, not done: see `mosh herd task %s`", r.Task, name, r.TaskState, r.Task)
+		}
+	}
+	return outcomeError(r.Outcome, name, r.State)
+}
+
+func orState(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}
+
+// CancelTask cancels one task: a queued one is removed untyped, a running one is closed
+// canceled in the ledger (the caller then interrupts the member's turn, e.g. Escape).
+func (c *Client) CancelTask(ctx context.Context, id string) (*CancelTaskResult, error) {
+	var r CancelTaskResult
+	return &r, c.call(ctx, MethodCancelTask, CancelTaskParams{ID: id}, &r)
 }
 
 // Read returns the last lines (default 60) of a member's text history and screen.

@@ -444,15 +444,16 @@ func changed(a, b Reading) bool {
 	return a.State != b.State || a.BlockedOn != b.BlockedOn || a.Authority != b.Authority
 }
 
-// memberExited publishes done/runtime with the exit code and records it.
+// memberExited publishes gone/runtime with the exit code and records it (its open task ends
+// failed: tasks_record.go).
 func (d *daemon) memberExited(m *member, code int) {
 	now := time.Now()
 	d.bus.mu.Lock()
 	m.exited, m.exitCode = true, code
 	prev := m.reading.State
-	m.reading = Reading{State: StateDone, Authority: AuthorityRuntime, AtMs: now.UnixMilli(), Rule: fmt.Sprintf("process exited with code %d", code)}
+	m.reading = Reading{State: StateGone, Authority: AuthorityRuntime, AtMs: now.UnixMilli(), Rule: fmt.Sprintf("process exited with code %d", code)}
 	c := code
-	ev := Event{Type: EventState, Name: m.name, State: StateDone, Authority: AuthorityRuntime, Prev: prev, ExitCode: &c, AtMs: now.UnixMilli()}
+	ev := Event{Type: EventState, Name: m.name, State: StateGone, Authority: AuthorityRuntime, Prev: prev, ExitCode: &c, AtMs: now.UnixMilli()}
 	if op := d.taskEventLocked(m, &ev, true); op != nil {
 		d.lw.record(*op)
 	}

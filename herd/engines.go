@@ -2,6 +2,8 @@ package herd
 
 import (
 	"path/filepath"
+
+	"github.com/mosh-dev/mosh/herd/screen"
 )
 
 // engineSpec is what the daemon needs to know to launch an engine. herd/state owns the real table
@@ -14,6 +16,10 @@ type engineSpec struct {
 	LaunchArgs     []string // always added (e.g. codex --no-daemon)
 	BracketedPaste bool     // prompts are wrapped in ESC[200~ … ESC[201~
 	StripEnv       []string // variable NAMES removed from the member's environment
+	// ClearInput are the keys that empty the input line; InputLeftover says whether a screen
+	// shows text on it (queue.go clears it before typing a queued prompt).
+	ClearInput    []string
+	InputLeftover func(screen.Snapshot) bool
 }
 
 // engineTable resolves engine names and builds state trackers.

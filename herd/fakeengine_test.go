@@ -96,7 +96,7 @@ func TestFakeClaudeScreenOnly(t *testing.T) {
 	if row.BlockedOn != "permission" || row.Authority != AuthorityScreen {
 		t.Fatalf("blocked row %+v", row)
 	}
-	_, err = h.c.Prompt(h.ctx, "cl", "more", PromptOptions{})
+	_, err = h.c.Prompt(h.ctx, "cl", "more", PromptOptions{Now: true})
 	wantCode(t, err, exitcode.Usage)
 	ex, err := h.c.Explain(h.ctx, "cl")
 	if err != nil || ex.Screen == nil || ex.Screen.Rule == "" || len(ex.Evidence) == 0 || ex.Decided == "" || len(ex.Bottom) == 0 {
@@ -118,7 +118,7 @@ func TestFakeClaudeScreenOnly(t *testing.T) {
 	}
 	for e := range sub.Events() {
 		if e.ExitCode != nil {
-			if *e.ExitCode != 3 || e.State != StateDone || e.Authority != AuthorityRuntime {
+			if *e.ExitCode != 3 || e.State != StateGone || e.Authority != AuthorityRuntime {
 				t.Fatalf("exit event %+v", e)
 			}
 			break

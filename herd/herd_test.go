@@ -133,8 +133,9 @@ func TestPromptBlockedAnswerAndSendKeys(t *testing.T) {
 		t.Fatalf("row %+v", m)
 	}
 
-	// A blocked member refuses a prompt unless the caller says it is answering.
-	_, err = h.c.Prompt(h.ctx, "api", "oops", PromptOptions{})
+	// A blocked member refuses a prompt typed at once (--now) unless the caller says it is
+	// answering; without --now the prompt waits in the member's queue.
+	_, err = h.c.Prompt(h.ctx, "api", "oops", PromptOptions{Now: true})
 	wantCode(t, err, exitcode.Usage)
 	if !strings.Contains(err.Error(), "send-keys api 1") || !strings.Contains(err.Error(), "--answer") {
 		t.Fatalf("refusal names no fix: %v", err)
@@ -180,7 +181,7 @@ func TestEncodeKeys(t *testing.T) {
 	}
 }
 
-func TestProcessExitIsDoneRuntime(t *testing.T) {
+func TestProcessExitIsGoneWithItsCode(t *testing.T) {
 	h := newHerd(t)
 	sub, err := h.c.Subscribe(h.ctx, "quitter")
 	if err != nil {
@@ -188,12 +189,21 @@ func TestProcessExitIsDoneRuntime(t *testing.T) {
 	}
 	defer sub.Close()
 	h.run("quitter", `echo bye-bye; exit 7`)
-	w := h.wait("quitter", StateDone)
-	if w.Results[0].Authority != AuthorityRuntime {
+	// A process that dies is not done: a wait for done ends (exit 3) with the exit code.
+	w, err := h.c.Wait(h.ctx, []string{"quitter"}, WaitOptions{States: []string{StateDone}, Timeout: testTimeout})
+	wantCode(t, err, exitcode.Gone)
+	if o := w.Results[0]; w.Outcome != OutcomeEnded || o.State != StateGone || o.Authority != AuthorityRuntime || o.ExitCode == nil || *o.ExitCode != 7 {
 		t.Fatalf("wait %+v", w)
 	}
+	if !strings.Contains(err.Error(), "code 7") {
+		t.Fatalf("the error names no exit code: %v", err)
+	}
+	// Waiting for gone itself matches.
+	if w := h.wait("quitter", StateGone); w.Outcome != OutcomeMatched {
+		t.Fatalf("wait gone %+v", w)
+	}
 	m := h.member("quitter")
-	if m.State != StateDone || m.Authority != AuthorityRuntime || m.ExitCode == nil || *m.ExitCode != 7 || m.Alive {
+	if m.State != StateGone || m.Authority != AuthorityRuntime || m.ExitCode == nil || *m.ExitCode != 7 || m.Alive {
 		t.Fatalf("row %+v", m)
 	}
 	if s := h.read("quitter"); !strings.Contains(s, "bye-bye") {
@@ -201,8 +211,8 @@ func TestProcessExitIsDoneRuntime(t *testing.T) {
 	}
 	// The event stream carried the exit.
 	for e := range sub.Events() {
-		if e.Type == EventState && e.State == StateDone {
-			if e.ExitCode == nil || *e.ExitCode != 7 || e.Authority != AuthorityRuntime {
+		if e.Type == EventState && e.ExitCode != nil {
+			if *e.ExitCode != 7 || e.State != StateGone || e.Authority != AuthorityRuntime {
 				t.Fatalf("exit event %+v", e)
 			}
 			break
@@ -215,6 +225,14 @@ func TestProcessExitIsDoneRuntime(t *testing.T) {
 	wantCode(t, err, exitcode.Gone)
 	if r.Outcome != OutcomeEnded {
 		t.Fatalf("wait on exited: %+v", r)
+	}
+	// herd log shows the gone; stats stop accruing at it.
+	lg, err := h.c.Log(h.ctx, "quitter", time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr := lg.Transitions; len(tr) == 0 || tr[len(tr)-1].State != StateGone {
+		t.Fatalf("log %+v", lg)
 	}
 }
 
@@ -298,7 +316,7 @@ func TestWaitAnyAllTimeoutEnded(t *testing.T) {
 	}
 	got = <-done
 	wantCode(t, got.err, exitcode.Gone)
-	if got.r.Outcome != OutcomeEnded || got.r.Results[0].State != StateDone {
+	if o := got.r.Results[0]; got.r.Outcome != OutcomeEnded || o.State != StateGone || o.ExitCode == nil || *o.ExitCode != 0 {
 		t.Fatalf("ended: %+v", got.r)
 	}
 
@@ -464,7 +482,7 @@ func TestEnvironmentComesFromTheCaller(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.wait(m.Name, StateDone)
+	h.wait(m.Name, StateGone)
 	want := fmt.Sprintf("s=from-caller n=envy d=%s", HerdDir(h.home))
 	if s := h.read("envy"); !strings.Contains(s, want) {
 		t.Fatalf("member env: %q, want %q", s, want)
@@ -474,7 +492,7 @@ func TestEnvironmentComesFromTheCaller(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.wait(m2.Name, StateDone)
+	h.wait(m2.Name, StateGone)
 	if s := h.read("plain"); !strings.Contains(s, "home=unset path=/usr/bin:/bin") {
 		t.Fatalf("daemon environment leaked: %q", s)
 	}
@@ -611,7 +629,7 @@ func TestKillRestoreAfterDaemonKill9(t *testing.T) {
 	_, err = c.Kill(h.ctx, []string{"survivor"}, false)
 	wantCode(t, err, exitcode.Gone)
 	h.run("brief", "exit 0")
-	h.wait("brief", StateDone)
+	h.wait("brief", StateGone)
 	pr, err := c.Prune(h.ctx)
 	if err != nil || len(pr.Pruned) != 1 || pr.Pruned[0] != "brief" {
 		t.Fatalf("prune %+v %v", pr, err)

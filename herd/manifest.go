@@ -44,6 +44,8 @@ type manifest interface {
 // taskLedger is the part of ledger.Store that records prompts as tasks; nil when unavailable.
 type taskLedger interface {
 	MintTask(member, text, stateAtSubmit string, at time.Time) (ledger.Task, error)
+	MintQueued(member, text, stateAtSubmit string, at time.Time) (ledger.Task, error)
+	StartTask(id string, at time.Time) error
 	RecordTransition(member string, tr ledger.Transition) (string, error)
 	CloseTask(id string, end ledger.Transition, a ledger.Artifact) error
 	Reconcile(member string, at time.Time, note string) (string, error)

@@ -32,12 +32,15 @@ const (
 
 // launchSpec is everything needed to start one member.
 type launchSpec struct {
-	name       string
-	engine     string
-	spec       engineSpec
-	known      bool // the engine is in the table (prompts may use bracketed paste)
-	bin        string
-	args       []string
+	name   string
+	engine string
+	spec   engineSpec
+	known  bool // the engine is in the table (prompts may use bracketed paste)
+	bin    string
+	args   []string // the member's own arguments (what the manifest remembers)
+	// resumeArgs go before args for this launch only (restore --resume): never remembered, so a
+	// second restore --resume does not stack them.
+	resumeArgs []string
 	cwd        string
 	env        []string
 	autonomous bool
@@ -79,6 +82,12 @@ type member struct {
 	exitCode   int
 	task       *openTask   // the last prompt's task until it ends (tasks_record.go)
 	lastClosed *closedTask // the task that ended last, until the next prompt
+	// The prompt queue (queue.go): prompts waiting for the member to read idle or done, and
+	// whether a prompt is being typed right now (the terminal is taken).
+	queue   []*queuedPrompt
+	typing  string // the task id being typed, "" when none ("-" while its id is unknown)
+	killing bool   // kill is ending the process: its open task ends canceled, not failed
+	hooked  bool   // the engine has reported a hook: its own word says when it took a prompt up
 
 	// Guarded by mu.
 	mu       sync.Mutex
@@ -88,8 +97,9 @@ type member struct {
 	cols     int
 	rows     int
 
-	readDone chan struct{} // the read loop ended
-	exitDone chan struct{} // the process was reaped and its exit published
+	readDone  chan struct{} // the read loop ended
+	exitDone  chan struct{} // the process was reaped and its exit published
+	queueWake chan struct{} // the queue may be able to move (queue.go)
 }
 
 // memberEnv is the caller's environment minus the engine's stripped names and any stale herd
@@ -128,7 +138,7 @@ func (d *daemon) startMember(ls launchSpec) (*member, error) {
 	m := &member{
 		d: d, name: ls.name, engine: ls.engine, spec: ls.spec, known: ls.known, bin: ls.bin, args: ls.args, cwd: ls.cwd,
 		autonomous: ls.autonomous, created: ls.created, cols: cols, rows: rows,
-		attached: map[*attachment]struct{}{}, readDone: make(chan struct{}), exitDone: make(chan struct{}),
+		attached: map[*attachment]struct{}{}, readDone: make(chan struct{}), exitDone: make(chan struct{}), queueWake: make(chan struct{}, 1),
 		reading: Reading{State: StateUnknown, Authority: AuthorityScreen},
 	}
 	m.trk = d.engines.NewTracker(ls.engine, func() { d.refresh(m, false) })
@@ -141,7 +151,7 @@ func (d *daemon) startMember(ls launchSpec) (*member, error) {
 	}
 	defer tty.Close()
 	_ = unix.IoctlSetWinsize(int(tty.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Col: uint16(cols), Row: uint16(rows)})
-	cmd := exec.Command(ls.bin, ls.args...)
+	cmd := exec.Command(ls.bin, append(append([]string(nil), ls.resumeArgs...), ls.args...)...)
 	cmd.Path = ls.bin
 	cmd.Dir = ls.cwd
 	cmd.Env = memberEnv(ls.env, ls.spec.StripEnv, ls.name, d.dir)
@@ -183,6 +193,7 @@ func nonBlockingCopy(f *os.File) (*os.File, error) {
 func (m *member) run() {
 	go m.readLoop()
 	go m.waitLoop()
+	go m.d.pumpQueue(m)
 }
 
 func (m *member) readLoop() {
@@ -227,6 +238,7 @@ func (m *member) waitLoop() {
 	m.ptmx.Close()
 	<-m.readDone
 	m.d.memberExited(m, code)
+	m.d.exitQueue(m, code)
 	m.mu.Lock()
 	m.ended, m.endCode = true, code
 	for a := range m.attached {

@@ -8,12 +8,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/mosh-dev/mosh/ledger"
 	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
@@ -277,6 +279,7 @@ func (d *daemon) row(m *member) *Member {
 		c := m.exitCode
 		r.ExitCode = &c
 	}
+	r.Queued = len(m.queue)
 	d.bus.mu.Unlock()
 	r.Attached = m.attachedCount()
 	return r
@@ -342,11 +345,25 @@ func hPrompt(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 	if err != nil {
 		return nil, err
 	}
-	// Subscribe before typing so the reaction to this prompt cannot be missed.
-	var sub *busSub
+	if p.Continue != "" && (p.Answer || p.Now) {
+		return nil, exitcode.New(exitcode.Usage, "continue queues a follow-up into a running task: it does not go with answer or now")
+	}
+	if m.remote != nil {
+		if p.Continue != "" {
+			return nil, exitcode.New(exitcode.Usage, "%s is a remote member: a follow-up into its running task is not supported; send a new prompt", m.name)
+		}
+		d.learnToken(m, p.Token) // a queued prompt is sent later with it
+	}
+	// Subscribe before typing so the reaction to this prompt cannot be missed. The decision to
+	// queue or type is taken under the state lock, so parallel prompts line up in one queue.
+	var (
+		sub *busSub
+		qp  *queuedPrompt
+	)
 	d.bus.mu.Lock()
 	cur := m.reading
-	if cur.State == StateBlocked && !p.Answer {
+	queue := !p.Answer && !p.Now && (p.Continue != "" || m.busyLocked())
+	if cur.State == StateBlocked && !p.Answer && !queue {
 		d.bus.mu.Unlock()
 		kind := cur.BlockedOn
 		if kind == "" {
@@ -355,10 +372,22 @@ func hPrompt(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 		if m.remote != nil {
 			return nil, exitcode.New(exitcode.Usage, "%s is blocked (%s: the remote asks for input) — see its question with `mosh herd read %s`, answer with `mosh herd prompt %s TEXT --answer`", m.name, kind, m.name, m.name)
 		}
-		return nil, exitcode.New(exitcode.Usage, "%s is blocked (%s) — answer with `mosh herd send-keys %s 1` or pass --answer", m.name, kind, m.name)
+		return nil, exitcode.New(exitcode.Usage, "%s is blocked (%s) — answer with `mosh herd send-keys %s 1` or pass --answer (without --now the prompt waits in its queue)", m.name, kind, m.name)
+	}
+	if p.Continue != "" {
+		if m.task == nil || m.task.id != p.Continue {
+			d.bus.mu.Unlock()
+			return nil, exitcode.New(exitcode.Usage, "task %s is not the running task of %s: only a running task takes a follow-up (see `mosh herd task %s`)", p.Continue, m.name, p.Continue)
+		}
+	}
+	if queue {
+		qp = &queuedPrompt{text: p.Text, id: p.Continue, cont: p.Continue != ""}
+		m.queue = append(m.queue, qp)
+	} else {
+		m.typing = "-" // the member is ours until the prompt is typed (or sent)
 	}
 	if p.Wait {
-		sub = d.bus.subscribeLocked([]string{m.name}, false)
+		sub = d.bus.subscribeLocked([]string{m.name}, true)
 	}
 	d.bus.mu.Unlock()
 	if sub != nil {
@@ -366,40 +395,63 @@ func hPrompt(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 	}
 
 	res := PromptResult{Name: m.name}
-	if m.remote != nil {
+	switch {
+	case qp != nil:
+		if res, err = d.enqueuePrompt(m, qp, cur); err != nil {
+			return nil, err
+		}
+	case m.remote != nil:
 		// A remote member takes the prompt over the network (remote.go); the task is minted
 		// first there too.
 		task, err := d.promptRemote(m, p, cur)
+		d.doneTyping(m)
 		res.Task = task
 		if err != nil {
 			return nil, err
 		}
-	} else {
-		// The task exists before the first key is typed (tasks_record.go).
-		task, err := d.submitPrompt(m, p.Text, cur, p.Answer)
+	default:
+		task, err := d.typeNow(m, p.Text, cur, p.Answer)
+		res.Task = task
 		if err != nil {
 			return nil, err
 		}
-		res.Task = task
-		if err := m.typePrompt(p.Text); err != nil {
-			d.promptFailed(m, task, err)
-			return nil, err
-		}
-		d.promptTyped(m, task)
-		// The engine may not repaint for a while: until it does, the member reads working (the
-		// tracker's prompt claim), so no waiter is answered with the previous turn's done or idle.
-		m.trk.Prompted(time.Now())
-		d.refresh(m, false)
 	}
 	res.Sent = true
 	if !p.Wait {
 		return res, nil
 	}
-	out := d.awaitAfterPrompt(ctx, m, sub, states, time.Duration(p.TimeoutMs)*time.Millisecond)
-	res.Outcome, res.State = out.Outcome, out.State
+	out := d.awaitAfterPrompt(ctx, m, sub, states, time.Duration(p.TimeoutMs)*time.Millisecond, res.Task, qp != nil)
+	res.Outcome, res.State, res.ExitCode, res.TaskState = out.Outcome, out.State, out.ExitCode, out.taskState
 	// What the answer reports (e.g. the task's end) is in the ledger before the caller hears it.
 	d.lw.flush(m.name)
 	return res, nil
+}
+
+// typeNow types a prompt at once (the member is at rest, or --now, or an answer): the task is
+// minted before the first key (tasks_record.go), then the text goes in and the member claims
+// working. The caller set m.typing.
+func (d *daemon) typeNow(m *member, text string, cur Reading, answer bool) (string, error) {
+	defer d.doneTyping(m)
+	task, err := d.submitPrompt(m, text, cur, answer)
+	if err != nil {
+		return "", err
+	}
+	d.bus.mu.Lock()
+	m.typing = task
+	d.bus.mu.Unlock()
+	if !answer {
+		d.clearInput(m)
+	}
+	if err := m.typePrompt(text); err != nil {
+		d.promptFailed(m, task, err)
+		return task, err
+	}
+	d.promptTyped(m, task)
+	// The engine may not repaint for a while: until it does, the member reads working (the
+	// tracker's prompt claim), so no waiter is answered with the previous turn's done or idle.
+	m.trk.Prompted(time.Now())
+	d.refresh(m, false)
+	return task, nil
 }
 
 func hSendKeys(ctx context.Context, sc *serverConn, params json.RawMessage) (any, error) {
@@ -418,6 +470,7 @@ func hSendKeys(ctx context.Context, sc *serverConn, params json.RawMessage) (any
 	if m.remote != nil {
 		return nil, notATerminal(m, "send-keys")
 	}
+	sc.d.noteKeys(m, p.Keys)
 	if err := m.write(b); err != nil {
 		return nil, err
 	}
@@ -470,20 +523,36 @@ func hResize(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 
 // ---- lifecycle ----
 
-// forget removes a member from the daemon and the manifest and publishes its removal.
+// forget removes a member from the daemon and the manifest and publishes its removal. Its
+// queued prompts end canceled; a member whose process did not exit under this daemon (remembered
+// from before a restart) gets a gone transition, so its time stops accruing.
 func (d *daemon) forget(name string) {
 	d.mu.Lock()
 	m := d.members[name]
 	delete(d.members, name)
 	delete(d.remembered, name)
 	d.mu.Unlock()
+	exited := false
+	if m != nil {
+		d.bus.mu.Lock()
+		ids := m.drainQueueLocked()
+		exited = m.exited
+		d.bus.mu.Unlock()
+		d.closeQueued(m, ids, ledger.StateCanceled, "the member was removed before it was typed")
+	}
 	d.lw.do(name, func() {
 		if err := d.manifest.Delete(name); err != nil {
 			d.logger.Printf("manifest: delete %s: %v", name, err)
 		}
 		if d.tasks != nil {
-			if _, err := d.tasks.Reconcile(name, time.Now(), "the member was removed"); err != nil {
+			id, err := d.tasks.Reconcile(name, time.Now(), "the member was removed")
+			if err != nil {
 				d.logger.Printf("ledger: reconcile %s: %v", name, err)
+			}
+			if id == "" && !exited {
+				if _, err := d.tasks.RecordTransition(name, ledger.Transition{At: time.Now(), State: StateGone, Authority: AuthorityRuntime, Note: "the member was removed"}); err != nil {
+					d.logger.Printf("ledger: %s gone: %v", name, err)
+				}
 			}
 		}
 	})
@@ -510,6 +579,9 @@ func hKill(ctx context.Context, sc *serverConn, params json.RawMessage) (any, er
 	}
 	res := KillResult{Killed: []string{}}
 	for _, n := range names {
+		if looksLikeTaskID(n) {
+			continue
+		}
 		if err := CheckName(n); err != nil {
 			return nil, err
 		}
@@ -519,6 +591,18 @@ func hKill(ctx context.Context, sc *serverConn, params json.RawMessage) (any, er
 		m, live := d.members[n]
 		row, old := d.remembered[n]
 		d.mu.Unlock()
+		if !live && !old && looksLikeTaskID(n) {
+			// kill t-N: a queued task is removed untyped; a running one is not killed (that is
+			// the member's process): interrupt it, or kill the member.
+			if d.tasks == nil {
+				return nil, d.ledgerUnavailable()
+			}
+			if err := d.killTask(n); err != nil {
+				return nil, err
+			}
+			res.Canceled = append(res.Canceled, n)
+			continue
+		}
 		switch {
 		case live && m.remote != nil:
 			// A remote member is not ours to end: its open task is canceled, its registration
@@ -528,6 +612,9 @@ func hKill(ctx context.Context, sc *serverConn, params json.RawMessage) (any, er
 			}
 			res.Canceled = append(res.Canceled, n)
 		case live:
+			d.bus.mu.Lock()
+			m.killing = true
+			d.bus.mu.Unlock()
 			m.terminate()
 			d.forget(n)
 			res.Killed = append(res.Killed, n)
@@ -604,9 +691,16 @@ func hRestore(ctx context.Context, sc *serverConn, params json.RawMessage) (any,
 	for _, r := range rows {
 		act := RestoreAction{Name: r.Name, Action: "restart", Bin: r.Bin, Args: r.Args, Cwd: r.Cwd}
 		spec, known := d.engines.Lookup(r.Engine)
-		if p.Resume && known && len(spec.ResumeArgs) > 0 {
-			act.Args = append(append([]string(nil), spec.ResumeArgs...), r.Args...)
+		own := r.Args
+		var resume []string
+		if known && len(spec.ResumeArgs) > 0 {
+			// A manifest written before resume args were kept apart may hold them already.
+			own = stripResume(own, spec.ResumeArgs)
+			if p.Resume {
+				resume = spec.ResumeArgs
+			}
 		}
+		act.Args = append(append([]string(nil), resume...), own...)
 		if r.Kind == KindRemote {
 			act.Action, act.Reason = "skip", "remote members are not restarted by the local daemon"
 		} else if _, err := checkCwd(r.Cwd); err != nil {
@@ -622,7 +716,7 @@ func hRestore(ctx context.Context, sc *serverConn, params json.RawMessage) (any,
 			if orphan > 0 {
 				endOrphan(orphan)
 			}
-			if err := d.relaunch(r, act.Args, p.Env, spec, known); err != nil {
+			if err := d.relaunch(r, own, resume, p.Env, spec, known); err != nil {
 				act.Action, act.Reason = "skip", err.Error()
 			} else if m, ok := d.memberByName(r.Name); ok {
 				act.Pid = m.pid
@@ -633,8 +727,17 @@ func hRestore(ctx context.Context, sc *serverConn, params json.RawMessage) (any,
 	return res, nil
 }
 
-// relaunch restarts a remembered or exited member under the same name.
-func (d *daemon) relaunch(r manifestRow, args, env []string, spec engineSpec, known bool) error {
+// stripResume drops leading copies of the engine's resume arguments from args.
+func stripResume(args, resume []string) []string {
+	for len(resume) > 0 && len(args) >= len(resume) && slices.Equal(args[:len(resume)], resume) {
+		args = args[len(resume):]
+	}
+	return args
+}
+
+// relaunch restarts a remembered or exited member under the same name: args are its own,
+// resume goes before them for this launch only.
+func (d *daemon) relaunch(r manifestRow, args, resume, env []string, spec engineSpec, known bool) error {
 	d.mu.Lock()
 	if d.reserved[r.Name] {
 		d.mu.Unlock()
@@ -655,7 +758,7 @@ func (d *daemon) relaunch(r manifestRow, args, env []string, spec engineSpec, kn
 	if engine == "" {
 		engine = engineLabel(d.engines, r.Bin)
 	}
-	_, err := d.launch(launchSpec{name: r.Name, engine: engine, spec: spec, known: known, bin: r.Bin, args: args, cwd: r.Cwd, env: env, autonomous: r.Autonomous})
+	_, err := d.launch(launchSpec{name: r.Name, engine: engine, spec: spec, known: known, bin: r.Bin, args: args, resumeArgs: resume, cwd: r.Cwd, env: env, autonomous: r.Autonomous})
 	return err
 }
 

@@ -120,7 +120,7 @@ func (d *daemon) newRemoteMember(r manifestRow, token string) (*member, error) {
 	exited := make(chan struct{})
 	close(exited)
 	m := &member{d: d, name: r.Name, engine: kind, created: r.Created, remote: l,
-		attached: map[*attachment]struct{}{}, readDone: exited, exitDone: exited,
+		attached: map[*attachment]struct{}{}, readDone: exited, exitDone: exited, queueWake: make(chan struct{}, 1),
 		reading: Reading{State: StateUnknown, Authority: AuthorityRemote, Rule: "not probed yet", AtMs: time.Now().UnixMilli()}}
 	return m, nil
 }
@@ -135,6 +135,7 @@ func (d *daemon) registerRemote(m *member) {
 	d.bus.emitLocked(Event{Type: EventAdded, Name: m.name, State: m.reading.State, Authority: m.reading.Authority, AtMs: time.Now().UnixMilli()})
 	d.bus.mu.Unlock()
 	go d.followRemote(m)
+	go d.pumpQueue(m)
 }
 
 // stopRemote ends the follow loop and any call in flight.
@@ -444,6 +445,9 @@ func (d *daemon) remotePublishLocked(m *member, r Reading, end *remoteEnd) {
 	prev := m.reading
 	ch := changed(prev, r)
 	m.reading = r
+	if r.State == StateIdle || r.State == StateDone || end != nil {
+		defer m.wakeQueue() // the prompt queue may move (queue.go)
+	}
 	t := m.task
 	if !ch && (end == nil || t == nil) {
 		return
@@ -506,6 +510,14 @@ func (d *daemon) promptRemote(m *member, p PromptParams, cur Reading) (string, e
 	if err != nil {
 		return "", err
 	}
+	return task, d.sendRemote(m, task, p.Text, resume)
+}
+
+// sendRemote sends the prompt of task (minted, or started from the queue) to a remote member:
+// message/send (A2A, resume names the task an answer continues) or the POST (run, on its own
+// goroutine).
+func (d *daemon) sendRemote(m *member, task, text, resume string) error {
+	l := m.remote
 	d.promptTyped(m, task)
 	now := time.Now()
 	d.bus.mu.Lock()
@@ -520,17 +532,17 @@ func (d *daemon) promptRemote(m *member, p PromptParams, cur Reading) (string, e
 		d.bus.mu.Lock()
 		l.runCancel = cancel
 		d.bus.mu.Unlock()
-		go d.runCall(m, ctx, cancel, p.Text)
-		return task, nil
+		go d.runCall(m, ctx, cancel, text)
+		return nil
 	}
-	obs, err := l.conn.Send(l.ctx, p.Text, resume)
+	obs, err := l.conn.Send(l.ctx, text, resume)
 	now = time.Now()
 	d.bus.mu.Lock()
 	defer d.bus.mu.Unlock()
 	l.sending = false
 	if err != nil {
 		d.promptFailedLocked(m, err, now, "the remote did not take the prompt")
-		return task, remoteCallErr(m.name, err)
+		return remoteCallErr(m.name, err)
 	}
 	l.answeredLocked(now)
 	l.following = !obs.Terminal
@@ -551,7 +563,7 @@ func (d *daemon) promptRemote(m *member, p PromptParams, cur Reading) (string, e
 	if l.following {
 		l.wake()
 	}
-	return task, nil
+	return nil
 }
 
 // promptFailedLocked ends the task of a prompt whose call failed (what names the call): the

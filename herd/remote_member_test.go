@@ -99,13 +99,15 @@ func TestRemoteWaitAcrossLocalAndRemote(t *testing.T) {
 	h := newHerd(t)
 	h.addRemote("far", srv.URL, RemoteAddOptions{})
 	h.addRemote("fn", run.URL, RemoteAddOptions{Kind: "run"})
-	h.run("near", `printf 'ready\n'; read x; printf 'did %s\n' "$x"; exit 0`)
+	// near answers and comes back to its prompt (a process that exits is gone, not done).
+	h.run("near", `stty -echo; printf 'ready> '; read x; printf 'did %s\nready> ' "$x"; read y`)
+	h.wait("near", StateIdle)
 	for _, n := range []string{"far", "fn", "near"} {
 		if _, err := h.c.Prompt(h.ctx, n, "summarise", PromptOptions{}); err != nil {
 			t.Fatalf("prompt %s: %v", n, err)
 		}
 	}
-	r, err := h.c.Wait(h.ctx, []string{"far", "fn", "near"}, WaitOptions{All: true, Timeout: testTimeout})
+	r, err := h.c.Wait(h.ctx, []string{"far", "fn", "near"}, WaitOptions{All: true, States: []string{"done", "idle"}, Timeout: testTimeout})
 	if err != nil || r.Outcome != OutcomeMatched {
 		t.Fatalf("wait --all: %+v %v", r, err)
 	}
@@ -141,8 +143,13 @@ func TestRemoteInputRequiredThenAnswer(t *testing.T) {
 	if m := h.member("ask"); m.BlockedOn != "question" {
 		t.Fatalf("blocked on %q", m.BlockedOn)
 	}
-	_, err = h.c.Prompt(h.ctx, "ask", "Paris", PromptOptions{})
+	_, err = h.c.Prompt(h.ctx, "ask", "Paris", PromptOptions{Now: true})
 	wantCode(t, err, exitcode.Usage) // blocked: an answer must say so
+	// Without --now a new prompt waits in the member's queue, sent once the remote is done.
+	q, err := h.c.Prompt(h.ctx, "ask", "then Rome", PromptOptions{})
+	if err != nil || !q.Queued || q.Behind != r.Task {
+		t.Fatalf("queued behind the blocked task: %+v %v", q, err)
+	}
 	a, err := h.c.Prompt(h.ctx, "ask", "Paris", PromptOptions{Answer: true, Wait: true, Timeout: testTimeout})
 	if err != nil || a.State != StateDone || a.Task != r.Task {
 		t.Fatalf("answer: %+v %v (first task %s)", a, err, r.Task)
@@ -150,6 +157,17 @@ func TestRemoteInputRequiredThenAnswer(t *testing.T) {
 	task := h.task(r.Task)
 	if task.Open || task.State != StateDone {
 		t.Fatalf("task %+v", task)
+	}
+	// The next prompt queues behind "then Rome" (or goes at once once it is done): when it is
+	// answered, the queued one was answered before it, with its own answer.
+	last, err := h.c.Prompt(h.ctx, "ask", "and back", PromptOptions{Wait: true, States: []string{StateDone}, Timeout: testTimeout})
+	if err != nil {
+		t.Fatalf("last: %+v %v", last, err)
+	}
+	qt, lt := h.task(q.Task), h.task(last.Task)
+	if qt.Open || qt.State != StateDone || qt.Artifact == nil || !strings.Contains(qt.Artifact.Text, "then Rome") ||
+		lt.Open || lt.Artifact == nil || !strings.Contains(lt.Artifact.Text, "and back") || qt.EndedMs > lt.EndedMs {
+		t.Fatalf("queued remote prompts: %+v then %+v", qt, lt)
 	}
 }
 

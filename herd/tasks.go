@@ -69,7 +69,7 @@ func wireTransition(tr ledger.Transition) TaskTransition {
 func wireTask(t ledger.Task) Task {
 	w := Task{ID: t.ID, Member: t.Member, Text: t.Text, SubmittedMs: t.Submitted.UnixMilli(), StateAtSubmit: t.StateAtSubmit,
 		State: t.State, BlockedOn: t.Kind, Open: t.Open, EndedMs: zeroMs(t.EndedAt), DurationMs: t.DurationMs, Note: t.Note,
-		RemoteTaskID: t.RemoteTaskID, RemoteContextID: t.RemoteContextID}
+		RemoteTaskID: t.RemoteTaskID, RemoteContextID: t.RemoteContextID, Queued: t.Queued}
 	if t.Transitions != nil {
 		w.Transitions = make([]TaskTransition, len(t.Transitions))
 		for i, tr := range t.Transitions {
@@ -120,6 +120,28 @@ func (d *daemon) stoppedReason(member, taskID string) string {
 	return ""
 }
 
+// queuedStoppedReason says why a queued task will never be typed (its member is gone, or the
+// daemon that queued it restarted), or "" while it waits in its member's queue.
+func (d *daemon) queuedStoppedReason(member, taskID string) string {
+	d.mu.Lock()
+	m, live := d.members[member]
+	d.mu.Unlock()
+	if !live {
+		return "reconciled on read: never typed: " + member + " is gone"
+	}
+	d.bus.mu.Lock()
+	defer d.bus.mu.Unlock()
+	for _, q := range m.queue {
+		if q.id == taskID || q.id == "" {
+			return ""
+		}
+	}
+	if m.typing == taskID || (m.task != nil && m.task.id == taskID) {
+		return ""
+	}
+	return "reconciled on read: never typed: the queue that held it is gone (daemon restarted)"
+}
+
 // reconcileTasks closes every open task in ts whose member stopped, and reports whether it closed
 // any. The decision is taken on the member's ledger queue, after the writes the daemon already
 // queued for it: a close that was on its way (the task just ended) lands first and is not
@@ -131,6 +153,23 @@ func (d *daemon) reconcileTasks(ts []ledger.Task) (bool, error) {
 			continue
 		}
 		var err error
+		if t.Queued {
+			if why := d.queuedStoppedReason(t.Member, t.ID); why != "" {
+				d.lw.do(t.Member, func() {
+					err = d.tasks.CloseTask(t.ID, ledger.Transition{At: time.Now(), State: StateGone, Authority: AuthorityRuntime, Note: why},
+						ledger.Artifact{Text: why, Source: ledger.SourceError})
+					if errors.Is(err, ledger.ErrClosed) {
+						err = nil
+					} else if err == nil {
+						closed = true
+					}
+				})
+			}
+			if err != nil {
+				return closed, ledgerErr(err)
+			}
+			continue
+		}
 		d.lw.do(t.Member, func() {
 			open, e := d.tasks.OpenTask(t.Member)
 			if e != nil {

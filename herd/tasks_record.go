@@ -43,6 +43,8 @@ type openTask struct {
 	typed     bool     // the prompt's keys were written; ends count from here
 	sawActive bool     // a working or blocked state was seen after typing
 	final     string   // the engine's final message from a hook, once it sent one
+	// interrupted: Escape or Ctrl-C was sent while the task ran (noteKeys).
+	interrupted bool
 }
 
 // closedTask remembers the member's last closed task until the next prompt, so a final message
@@ -104,17 +106,9 @@ func (d *daemon) submitPrompt(m *member, text string, cur Reading, answer bool) 
 		}
 		return id, nil
 	}
-	// The previous task, if still open, ends here with the member's state and what it showed.
-	if old := m.task; old != nil && old.id != "" {
-		end := ledger.Transition{At: now, State: m.reading.State, Kind: m.reading.BlockedOn, Authority: m.reading.Authority,
-			Note: "superseded by the next prompt"}
-		art := d.artifactLocked(m, old)
-		d.lw.post(m.name, func() {
-			if err := d.tasks.CloseTask(old.id, end, art); err != nil {
-				d.logger.Printf("ledger: close %s: %v", old.id, err)
-			}
-		})
-	}
+	// The previous task, if still open, ends here (canceled: its turn did not end) with what it
+	// showed.
+	d.supersedeLocked(m, now)
 	t := &openTask{baseHist: base, baseLines: baseLines}
 	m.task, m.lastClosed = t, nil
 	state := cur.State
@@ -143,6 +137,7 @@ func (d *daemon) promptTyped(m *member, id string) {
 	if m.task != nil && m.task.id == id {
 		m.task.typed = true
 	}
+	d.bus.emitLocked(Event{Type: eventTyped, Name: m.name, State: m.reading.State, Task: id, AtMs: time.Now().UnixMilli()})
 	d.bus.mu.Unlock()
 }
 
@@ -157,6 +152,7 @@ func (d *daemon) promptFailed(m *member, id string, cause error) {
 		return
 	}
 	m.task = nil
+	defer m.wakeQueue()
 	note := "the prompt could not be typed: " + cause.Error()
 	end := ledger.Transition{At: time.Now(), State: m.reading.State, Kind: m.reading.BlockedOn, Authority: AuthorityRuntime, Note: note}
 	d.bus.mu.Unlock()
@@ -176,15 +172,19 @@ func clip(s string, n int) string {
 }
 
 // taskEventLocked links a state event to the member's open task (ev.Task) and decides whether it
-// ends the task (ev.TaskEnded). It returns the ledger write to queue once the event is emitted
-// (nil without a ledger). The caller holds the state lock.
+// ends the task (ev.TaskEnded, ev.TaskState). It returns the ledger write to queue once the event
+// is emitted (nil without a ledger). The caller holds the state lock. A change into idle or done
+// wakes the member's prompt queue.
 func (d *daemon) taskEventLocked(m *member, ev *Event, exited bool) *ledgerOp {
+	if ev.State == StateIdle || ev.State == StateDone || exited {
+		defer m.wakeQueue()
+	}
 	if d.tasks == nil {
 		return nil
 	}
 	op := &ledgerOp{member: m.name, tr: ledger.Transition{At: time.UnixMilli(ev.AtMs), State: ev.State, Kind: ev.BlockedOn, Authority: ev.Authority}}
 	if exited {
-		op.tr.Note = "the process exited"
+		op.tr.Note = exitedNote
 		if ev.ExitCode != nil {
 			op.tr.Note += " with code " + itoa(*ev.ExitCode)
 		}
@@ -194,26 +194,81 @@ func (d *daemon) taskEventLocked(m *member, ev *Event, exited bool) *ledgerOp {
 		return op
 	}
 	ev.Task = t.id
-	if t.typed && (ev.State == StateWorking || ev.State == StateBlocked) {
+	if t.typed && (ev.State == StateWorking || ev.State == StateBlocked) && (ev.Authority != AuthorityRuntime || !m.hooked) {
+		// The engine took the prompt up. The daemon's own prompt claim (runtime) counts only for
+		// a member whose engine never reported a hook: one that does says so itself
+		// (UserPromptSubmit), and an engine still finishing its last turn can leave the typed
+		// prompt in its input box for a while, its old done line on the screen.
 		t.sawActive = true
 	}
-	ends := exited ||
-		(t.typed && t.sawActive && (ev.State == StateDone || ev.State == StateIdle)) ||
+	turnEnded := (t.typed && t.sawActive && (ev.State == StateDone || ev.State == StateIdle)) ||
 		(t.typed && ev.State == StateDone && ev.Authority == AuthorityHook)
-	if ends && t.id != "" {
+	if turnEnded && !exited && m.continuationLocked(t.id) {
+		// A follow-up waits to be typed into this task: the task goes on (queue.go).
+		return op
+	}
+	if (exited || turnEnded) && t.id != "" {
 		m.task = nil
 		ev.TaskEnded = true
 		op.closeID, op.art = t.id, d.artifactLocked(m, t)
 		m.lastClosed = &closedTask{id: t.id, hook: op.art.Source == ledger.SourceHook}
+		switch {
+		case exited && m.killing:
+			ev.TaskState = ledger.StateCanceled
+			op.end = &ledger.Transition{State: ledger.StateCanceled, Authority: AuthorityRuntime, Note: "the member was killed: " + op.tr.Note}
+		case exited:
+			// The process died before the turn ended: the task failed, with the exit code.
+			ev.TaskState = ledger.StateFailed
+			op.end = &ledger.Transition{State: ledger.StateFailed, Authority: AuthorityRuntime, Note: op.tr.Note}
+		case t.interrupted && ev.Authority != AuthorityHook:
+			// The turn was cut short by Escape / Ctrl-C: it did not end on its own.
+			ev.TaskState = ledger.StateInterrupted
+			op.end = &ledger.Transition{State: ledger.StateInterrupted, Kind: "", Authority: ev.Authority, Note: "interrupted (Escape or Ctrl-C)"}
+		default:
+			ev.TaskState = ev.State
+		}
 	}
 	return op
+}
+
+// exitedNote prefixes the note of the transition recorded when a member's process exits.
+const exitedNote = "the process exited"
+
+// continuationLocked says whether a follow-up to task id waits in the member's queue.
+func (m *member) continuationLocked(id string) bool {
+	for _, q := range m.queue {
+		if q.cont && q.id == id {
+			return true
+		}
+	}
+	return false
+}
+
+// noteKeys marks the member's running task interrupted when keys carry Escape or Ctrl-C: if its
+// turn then stops without the engine saying done, the task ends interrupted, not done.
+func (d *daemon) noteKeys(m *member, keys []string) {
+	hit := false
+	for _, k := range keys {
+		switch k {
+		case "Escape", "Esc", "C-c", "C-[", "\x1b", "\x03":
+			hit = true
+		}
+	}
+	if !hit {
+		return
+	}
+	d.bus.mu.Lock()
+	if t := m.task; t != nil && t.typed {
+		t.interrupted = true
+	}
+	d.bus.mu.Unlock()
 }
 
 // applyOps is the ledger writer's batch: one commit for a run of transitions.
 func (d *daemon) applyOps(ops []ledgerOp) {
 	items := make([]ledger.BatchItem, len(ops))
 	for i, op := range ops {
-		items[i] = ledger.BatchItem{Member: op.member, Transition: op.tr, CloseTask: op.closeID, Artifact: op.art}
+		items[i] = ledger.BatchItem{Member: op.member, Transition: op.tr, CloseTask: op.closeID, Artifact: op.art, End: op.end}
 	}
 	errs, err := d.tasks.RecordBatch(items)
 	if err != nil {
@@ -236,6 +291,9 @@ func itoa(n int) string {
 // task ends, or replaces the screen artifact of the task the screen already closed (no prompt
 // since). Called before the report reaches the tracker, whose change may close the task.
 func (d *daemon) hookFinal(m *member, payload []byte) {
+	d.bus.mu.Lock()
+	m.hooked = true
+	d.bus.mu.Unlock()
 	msg := finalMessage(payload)
 	if msg == "" || d.tasks == nil {
 		return

@@ -174,8 +174,10 @@ func TestTaskEnds(t *testing.T) {
 	h := newHerd(t)
 	h.run("ex", `stty -echo; printf 'ready> '; read l; printf 'bye %s\n' "$l"; exit 4`)
 	h.wait("ex", StateIdle)
+	// A process that dies mid-turn: prompt --wait ends (exit 3) with the exit code, the task fails.
 	p, err := h.c.Prompt(h.ctx, "ex", "now", PromptOptions{Wait: true, States: []string{"done"}, Timeout: testTimeout})
-	if err != nil || p.Task == "" {
+	wantCode(t, err, exitcode.Gone)
+	if p.Task == "" || p.Outcome != OutcomeEnded || p.ExitCode == nil || *p.ExitCode != 4 || p.TaskState != "failed" {
 		t.Fatalf("prompt into a member that exits: %+v %v", p, err)
 	}
 	task, err := h.c.Task(h.ctx, p.Task)
@@ -183,7 +185,7 @@ func TestTaskEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	last := task.Transitions[len(task.Transitions)-1]
-	if task.Open || task.State != StateDone || last.Authority != AuthorityRuntime || !strings.Contains(last.Note, "code 4") ||
+	if task.Open || task.State != "failed" || last.Authority != AuthorityRuntime || !strings.Contains(last.Note, "code 4") ||
 		task.Artifact == nil || !strings.Contains(task.Artifact.Text, "bye now") {
 		t.Fatalf("task of an exited member: %+v", task)
 	}
@@ -195,7 +197,8 @@ func TestTaskEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.waitScreen("echo", "got one")
-	second, err := h.c.Prompt(h.ctx, "echo", "two", PromptOptions{})
+	// --now types over the running task: it ends canceled (superseded), never done.
+	second, err := h.c.Prompt(h.ctx, "echo", "two", PromptOptions{Now: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +206,7 @@ func TestTaskEnds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if t1.Open || !strings.Contains(t1.Note, "superseded") || t1.Artifact == nil || !strings.Contains(t1.Artifact.Text, "got one") {
+	if t1.Open || t1.State != "canceled" || !strings.Contains(t1.Note, "superseded") || t1.Artifact == nil || !strings.Contains(t1.Artifact.Text, "got one") {
 		t.Fatalf("a superseded task keeps what it showed: %+v", t1)
 	}
 	if _, err := h.c.Kill(h.ctx, []string{"echo"}, false); err != nil {
@@ -213,8 +216,8 @@ func TestTaskEnds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// kill ends the process first: its exit (runtime authority, the signal's code) ends the task.
-	if t2.Open || t2.State != StateDone || !strings.Contains(t2.Note, "exited with code") || t2.Artifact == nil {
+	// kill ends the process: the open task ends canceled (the member was killed), not done.
+	if t2.Open || t2.State != "canceled" || !strings.Contains(t2.Note, "killed") || t2.Artifact == nil {
 		t.Fatalf("the task of a killed member: %+v", t2)
 	}
 }

@@ -26,6 +26,7 @@ type ledgerOp struct {
 	tr      ledger.Transition
 	closeID string
 	art     ledger.Artifact
+	end     *ledger.Transition // the task's end when it is not tr's state (the process exited: failed)
 }
 
 // writerItem is a queued write: a transition (batched with its neighbours) or any other call.
@@ -116,6 +117,12 @@ func (w *ledgerWriter) runItems(q []writerItem) {
 // may be held by the caller.
 func (w *ledgerWriter) post(member string, f func()) {
 	w.enqueue(w.shard(member), writerItem{fn: f}, false)
+}
+
+// postMust queues f after every write already queued for member and never drops it (a caller
+// waits for f to run).
+func (w *ledgerWriter) postMust(member string, f func()) {
+	w.enqueue(w.shard(member), writerItem{fn: f}, true)
 }
 
 // record queues a transition (and the close of the task it ends) after every write already

@@ -62,6 +62,14 @@ type waitee struct {
 // without reaching a wanted state), gone, or "" (keep waiting).
 func (w *waitee) decide(ws []want) {
 	switch {
+	case w.exited:
+		// The process exited (state gone, with its exit code): the wait is over, matched only
+		// when gone itself was wanted — never "matched done".
+		if wanted(ws, StateGone, "") {
+			w.Outcome = OutcomeMatched
+		} else {
+			w.Outcome = OutcomeEnded
+		}
 	case w.State == StateGone:
 		if wanted(ws, StateGone, "") {
 			w.Outcome = OutcomeMatched
@@ -72,8 +80,6 @@ func (w *waitee) decide(ws []want) {
 		w.Outcome = OutcomeEnded
 	case wanted(ws, w.State, w.BlockedOn):
 		w.Outcome = OutcomeMatched
-	case w.exited:
-		w.Outcome = OutcomeEnded
 	}
 }
 
@@ -129,6 +135,10 @@ func hWait(ctx context.Context, sc *serverConn, params json.RawMessage) (any, er
 		w := &waitee{WaitOutcome: WaitOutcome{Name: n, State: StateGone, Authority: AuthorityRuntime}}
 		if m := ms[i]; m != nil && !m.removed {
 			w.State, w.BlockedOn, w.Authority, w.exited = m.reading.State, m.reading.BlockedOn, m.reading.Authority, m.exited
+			if m.exited {
+				c := m.exitCode
+				w.ExitCode = &c
+			}
 			w.failed = m.remote != nil && m.task == nil && m.remote.failedLast
 		}
 		w.decide(ws)
@@ -167,7 +177,9 @@ func hWait(ctx context.Context, sc *serverConn, params json.RawMessage) (any, er
 					w.State, w.BlockedOn, w.Authority = StateGone, "", AuthorityRuntime
 				case EventState:
 					w.State, w.BlockedOn, w.Authority = e.State, e.BlockedOn, e.Authority
-					w.exited = w.exited || e.ExitCode != nil
+					if e.ExitCode != nil {
+						w.exited, w.ExitCode = true, e.ExitCode
+					}
 					w.failed = e.TaskState == ledger.StateFailed
 					if e.TaskEnded && e.Task != "" {
 						w.TasksEnded = append(w.TasksEnded, e.Task)
@@ -272,15 +284,26 @@ func result(mode, outcome, winner string, ws []*waitee) WaitResult {
 	return r
 }
 
+// promptOutcome is how a prompt --wait ended, and how its task ended when it ended other than
+// done or idle.
+type promptOutcome struct {
+	WaitOutcome
+	taskState string
+}
+
 // awaitAfterPrompt waits for the member's reaction to a prompt: the first state change into a
 // wanted state after the prompt was typed (a state that was already showing does not count).
-func (d *daemon) awaitAfterPrompt(ctx context.Context, m *member, sub *busSub, ws []want, timeout time.Duration) WaitOutcome {
+// A queued prompt's wait starts counting once its task is typed (the first event of that task);
+// the task ending untyped (canceled, failed), failing, or the member's process exiting ends the
+// wait with outcome ended.
+func (d *daemon) awaitAfterPrompt(ctx context.Context, m *member, sub *busSub, ws []want, timeout time.Duration, task string, queued bool) promptOutcome {
 	var deadline <-chan time.Time
 	if timeout > 0 {
 		t := time.NewTimer(timeout)
 		defer t.Stop()
 		deadline = t.C
 	}
+	started := !queued
 	for {
 		select {
 		case <-sub.wake:
@@ -291,37 +314,68 @@ func (d *daemon) awaitAfterPrompt(ctx context.Context, m *member, sub *busSub, w
 				}
 				switch e.Type {
 				case EventRemoved:
-					return WaitOutcome{Name: m.name, Outcome: OutcomeGone, State: StateGone}
+					return promptOutcome{WaitOutcome: WaitOutcome{Name: m.name, Outcome: OutcomeGone, State: StateGone}}
+				case eventTyped:
+					if e.Task == task {
+						started = true
+					}
+				case eventTaskEnd:
+					if task != "" && e.Task == task && e.TaskState != "" && e.TaskState != ledger.StateDone {
+						return promptOutcome{WaitOutcome{Name: m.name, Outcome: OutcomeEnded, State: e.State, Seq: e.Seq}, e.TaskState}
+					}
 				case EventState:
-					o := WaitOutcome{Name: m.name, State: e.State, BlockedOn: e.BlockedOn, Authority: e.Authority, Seq: e.Seq}
-					if e.TaskState == ledger.StateFailed {
+					o := promptOutcome{WaitOutcome: WaitOutcome{Name: m.name, State: e.State, BlockedOn: e.BlockedOn, Authority: e.Authority, Seq: e.Seq}}
+					if e.ExitCode != nil {
+						// The process exited: whatever the prompt was waiting for, it is over.
+						o.Outcome, o.ExitCode = OutcomeEnded, e.ExitCode
+						if e.Task == task {
+							o.taskState = e.TaskState
+						}
+						return o
+					}
+					if !started {
+						continue // the turns ahead of this queued prompt
+					}
+					if task != "" && e.Task == task && e.TaskEnded && isFailedEnd(e.TaskState) {
 						// The prompt's task failed (a remote's error, a dead remote): that is the
 						// answer, whatever state the member reads now.
-						o.Outcome = OutcomeEnded
+						o.Outcome, o.taskState = OutcomeEnded, e.TaskState
+						return o
+					}
+					if e.TaskState == ledger.StateFailed {
+						o.Outcome, o.taskState = OutcomeEnded, e.TaskState
 						return o
 					}
 					if wanted(ws, e.State, e.BlockedOn) {
 						o.Outcome = OutcomeMatched
-						return o
-					}
-					if e.ExitCode != nil {
-						o.Outcome = OutcomeEnded
+						if e.Task == task && e.TaskEnded {
+							o.taskState = e.TaskState
+						}
 						return o
 					}
 				}
 			}
 			if ended && len(evs) == 0 {
-				return WaitOutcome{Name: m.name, Outcome: OutcomeGone, State: StateGone}
+				return promptOutcome{WaitOutcome: WaitOutcome{Name: m.name, Outcome: OutcomeGone, State: StateGone}}
 			}
 		case <-deadline:
 			d.bus.mu.Lock()
 			st := m.reading.State
 			d.bus.mu.Unlock()
-			return WaitOutcome{Name: m.name, Outcome: OutcomeTimeout, State: st}
+			return promptOutcome{WaitOutcome: WaitOutcome{Name: m.name, Outcome: OutcomeTimeout, State: st}}
 		case <-ctx.Done():
-			return WaitOutcome{Name: m.name, Outcome: OutcomeGone, State: StateGone}
+			return promptOutcome{WaitOutcome: WaitOutcome{Name: m.name, Outcome: OutcomeGone, State: StateGone}}
 		case <-d.stopCh:
-			return WaitOutcome{Name: m.name, Outcome: OutcomeGone, State: StateGone}
+			return promptOutcome{WaitOutcome: WaitOutcome{Name: m.name, Outcome: OutcomeGone, State: StateGone}}
 		}
 	}
+}
+
+// isFailedEnd: a task end that is not its own turn ending (done or idle).
+func isFailedEnd(s string) bool {
+	switch s {
+	case ledger.StateFailed, ledger.StateCanceled, ledger.StateInterrupted, ledger.StateGone:
+		return true
+	}
+	return false
 }

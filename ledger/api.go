@@ -150,10 +150,13 @@ const (
 	StateGone    = "gone"
 	// StateSubmitted is a task's state from MintTask until its first transition.
 	StateSubmitted = "submitted"
-	// Task end states of remote members: the remote's task failed (or the remote stopped
-	// answering), or it was canceled.
-	StateFailed   = "failed"
-	StateCanceled = "canceled"
+	// Task end states other than the member's own: the task failed (its member's process exited
+	// during the turn, the remote's task failed or the remote stopped answering), it was canceled
+	// (tasks/cancel, kill of a queued task, superseded by a prompt typed at once), or the user
+	// interrupted the turn (Escape / Ctrl-C) before it ended on its own.
+	StateFailed      = "failed"
+	StateCanceled    = "canceled"
+	StateInterrupted = "interrupted"
 )
 
 // Artifact sources.
@@ -198,12 +201,15 @@ type Task struct {
 	Open    bool      `json:"open"`
 	EndedAt time.Time `json:"endedAt,omitzero"`
 	// DurationMs runs from Submitted to EndedAt, or to now while the task is open.
-	DurationMs      int64        `json:"durationMs"`
-	Note            string       `json:"note,omitempty"` // e.g. the reconcile observation
-	RemoteTaskID    string       `json:"remoteTaskId,omitempty"`
-	RemoteContextID string       `json:"remoteContextId,omitempty"`
-	Transitions     []Transition `json:"transitions,omitempty"`
-	Artifact        *Artifact    `json:"artifact,omitempty"`
+	DurationMs      int64  `json:"durationMs"`
+	Note            string `json:"note,omitempty"` // e.g. the reconcile observation
+	RemoteTaskID    string `json:"remoteTaskId,omitempty"`
+	RemoteContextID string `json:"remoteContextId,omitempty"`
+	// Queued: the task waits in the daemon's queue for its member (minted with MintQueued, not
+	// yet started with StartTask); it has no transitions and reads StateSubmitted.
+	Queued      bool         `json:"queued,omitempty"`
+	Transitions []Transition `json:"transitions,omitempty"`
+	Artifact    *Artifact    `json:"artifact,omitempty"`
 }
 
 // MintTask creates a task for a prompt about to be typed into member, and returns it with its new
@@ -213,6 +219,18 @@ type Task struct {
 func (s *Store) MintTask(member, text, stateAtSubmit string, at time.Time) (Task, error) {
 	return s.mintTask(member, text, stateAtSubmit, at)
 }
+
+// MintQueued creates a task for a prompt that waits in the daemon's queue because its member is
+// busy. Unlike MintTask it supersedes nothing and is not the member's running task: transitions
+// are not linked to it until StartTask. It reads StateSubmitted while queued.
+func (s *Store) MintQueued(member, text, stateAtSubmit string, at time.Time) (Task, error) {
+	return s.mintQueued(member, text, stateAtSubmit, at)
+}
+
+// StartTask makes a queued task the member's running task (its prompt is about to be typed). Any
+// other running task of the member still open is closed first as canceled, noted "superseded by
+// t-N". Starting a task that is closed returns an error wrapping ErrClosed.
+func (s *Store) StartTask(id string, at time.Time) error { return s.startTask(id, at) }
 
 // RecordTransition appends tr to the member's log (every transition, whether or not a task is
 // open) and links it to the member's open task, whose State/Kind then read as tr's. It returns the

@@ -9,7 +9,7 @@ import (
 // batchTransitionSQL is recordTransitionSQL without RETURNING (a row read back costs more than the
 // insert itself).
 const batchTransitionSQL = `INSERT INTO transitions (member, task_id, at_ms, state, kind, authority, note)
-	VALUES (?, (SELECT id FROM tasks WHERE member = ? AND ended_ms IS NULL ORDER BY id DESC LIMIT 1), ?, ?, ?, ?, ?)`
+	VALUES (?, (SELECT id FROM tasks INDEXED BY tasks_running WHERE member = ? AND ended_ms IS NULL AND queued = 0 ORDER BY id DESC LIMIT 1), ?, ?, ?, ?, ?)`
 
 // BatchItem is one transition for RecordBatch, optionally ending a task with it.
 type BatchItem struct {
@@ -19,6 +19,10 @@ type BatchItem struct {
 	// what it came back with (as CloseTask does).
 	CloseTask string
 	Artifact  Artifact
+	// End, when set with CloseTask, is the task's terminal transition instead of Transition
+	// (which is then only the member's state change): a member whose process exited reads gone,
+	// its task ends failed.
+	End *Transition
 }
 
 // RecordBatch records items in order in one transaction: what RecordTransition and CloseTask do
@@ -74,7 +78,14 @@ func (s *Store) RecordBatch(items []BatchItem) (itemErrs []error, err error) {
 				itemErrs[i] = e
 				continue
 			}
-			if e := s.closeTaskTx(tx, n, tr, it.Artifact); e != nil {
+			end := tr
+			if it.End != nil {
+				end = *it.End
+				if end.At.IsZero() {
+					end.At = tr.At
+				}
+			}
+			if e := s.closeTaskTx(tx, n, end, it.Artifact); e != nil {
 				// Not found and already closed are answered before anything is written.
 				var nf *NotFoundError
 				if errors.As(e, &nf) || errors.Is(e, ErrClosed) {

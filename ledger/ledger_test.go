@@ -416,7 +416,8 @@ func TestMintSupersedesOpenTask(t *testing.T) {
 	_, _ = s.RecordTransition("api", Transition{At: t0.Add(time.Second), State: StateWorking})
 	second, _ := s.MintTask("api", "two", StateWorking, t0.Add(2*time.Second))
 	got, _ := s.Task(first.ID)
-	if got.Open || got.Note != "superseded by "+second.ID || got.State != StateWorking {
+	// A superseded task did not end its own turn: it reads canceled, never its last live state.
+	if got.Open || got.Note != "superseded by "+second.ID || got.State != StateCanceled {
 		t.Fatalf("first: %+v", got)
 	}
 	if id, _ := s.RecordTransition("api", Transition{At: t0.Add(3 * time.Second), State: StateIdle}); id != second.ID {
@@ -788,5 +789,62 @@ func TestDiskFullSurfacesOnTheCallAndRecovers(t *testing.T) {
 	}
 	if task.ID != "t-2" && task.ID != "t-3" {
 		t.Fatalf("id %s", task.ID)
+	}
+}
+
+// A queued task exists from submission but is not the running task: minting it supersedes
+// nothing, transitions do not link to it, and StartTask makes it the running one.
+func TestQueuedTasksWaitTheirTurn(t *testing.T) {
+	s := openTest(t, Options{})
+	run, _ := s.MintTask("api", "one", StateIdle, t0)
+	_, _ = s.RecordTransition("api", Transition{At: t0.Add(time.Second), State: StateWorking})
+	q1, err := s.MintQueued("api", "two", StateWorking, t0.Add(2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q2, _ := s.MintQueued("api", "three", StateWorking, t0.Add(3*time.Second))
+	if got, _ := s.Task(run.ID); !got.Open || got.State != StateWorking {
+		t.Fatalf("a queued mint superseded the running task: %+v", got)
+	}
+	if got, _ := s.Task(q1.ID); !got.Open || !got.Queued || got.State != StateSubmitted {
+		t.Fatalf("queued task: %+v", got)
+	}
+	if id, _ := s.RecordTransition("api", Transition{At: t0.Add(4 * time.Second), State: StateDone}); id != run.ID {
+		t.Fatalf("transition linked to %q, want the running %s", id, run.ID)
+	}
+	if open, _ := s.OpenTask("api"); open.ID != run.ID {
+		t.Fatalf("open task %s, want the running %s", open.ID, run.ID)
+	}
+	_ = s.CloseTask(run.ID, Transition{At: t0.Add(4 * time.Second), State: StateDone}, Artifact{Text: "a", Source: SourceScreen})
+	if err := s.StartTask(q1.ID, t0.Add(5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if id, _ := s.RecordTransition("api", Transition{At: t0.Add(6 * time.Second), State: StateWorking}); id != q1.ID {
+		t.Fatalf("transition linked to %q, want the started %s", id, q1.ID)
+	}
+	// A queued task removed untyped closes like any other; starting it afterwards is refused.
+	if err := s.CloseTask(q2.ID, Transition{At: t0.Add(7 * time.Second), State: StateCanceled, Note: "canceled before it was typed"}, Artifact{Source: SourceError}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.Task(q2.ID); got.Open || got.Queued || got.State != StateCanceled {
+		t.Fatalf("canceled queued task: %+v", got)
+	}
+	if err := s.StartTask(q2.ID, t0.Add(8*time.Second)); !errors.Is(err, ErrClosed) {
+		t.Fatalf("start of a closed task: %v", err)
+	}
+}
+
+// A member that departed (gone) stops accruing time.
+func TestGoneStopsAccruingTime(t *testing.T) {
+	now := t0.Add(time.Hour)
+	s := openTest(t, Options{Now: func() time.Time { return now }})
+	_, _ = s.RecordTransition("api", Transition{At: t0, State: StateWorking})
+	_, _ = s.RecordTransition("api", Transition{At: t0.Add(10 * time.Second), State: StateGone})
+	st, err := s.Stats("api", time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.TotalsMs[StateWorking] != 10000 || st.TotalsMs[StateGone] != 0 {
+		t.Fatalf("totals %+v: a gone member must stop accruing", st.TotalsMs)
 	}
 }

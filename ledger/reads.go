@@ -11,7 +11,7 @@ import (
 // taskCols reads a task row; the last two columns are the live state and kind of an open task.
 var taskCols = `id, member, text, submitted_ms, state_at_submit, state, kind, ended_ms, note, remote_task_id,
 	remote_context_id, CASE WHEN ended_ms IS NULL THEN ` + lastStateOf("tasks.id") + ` END,
-	CASE WHEN ended_ms IS NULL THEN ` + lastKindOf("tasks.id") + ` END`
+	CASE WHEN ended_ms IS NULL THEN ` + lastKindOf("tasks.id") + ` END, queued`
 
 func (s *Store) scanTask(r rowScanner) (Task, error) {
 	var (
@@ -21,7 +21,7 @@ func (s *Store) scanTask(r rowScanner) (Task, error) {
 		liveState, liveKind sql.NullString
 	)
 	if err := r.Scan(&n, &t.Member, &t.Text, &subMs, &t.StateAtSubmit, &t.State, &t.Kind, &ended, &t.Note,
-		&t.RemoteTaskID, &t.RemoteContextID, &liveState, &liveKind); err != nil {
+		&t.RemoteTaskID, &t.RemoteContextID, &liveState, &liveKind, &t.Queued); err != nil {
 		return t, err
 	}
 	if liveState.Valid {
@@ -181,7 +181,7 @@ func (s *Store) taskByRemote(remoteTaskID string) (Task, error) {
 
 func (s *Store) openTask(member string) (Task, error) {
 	var n int64
-	err := s.r.QueryRow(`SELECT id FROM tasks WHERE member = ? AND ended_ms IS NULL ORDER BY id DESC LIMIT 1`, member).Scan(&n)
+	err := s.r.QueryRow(`SELECT id FROM tasks INDEXED BY tasks_running WHERE member = ? AND ended_ms IS NULL AND queued = 0 ORDER BY id DESC LIMIT 1`, member).Scan(&n)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Task{}, &NotFoundError{What: "open task of member", Key: member}
 	}
@@ -256,6 +256,15 @@ func (s *Store) log(member string, since time.Time) ([]Transition, error) {
 	return out, nil
 }
 
+// taskEndOnly: states that end a task but are not a member's state.
+func taskEndOnly(state string) bool {
+	switch state {
+	case StateFailed, StateCanceled, StateInterrupted, StateSubmitted:
+		return true
+	}
+	return false
+}
+
 func (s *Store) stats(member string, since time.Time) (Stats, error) {
 	now := s.now()
 	st := Stats{Member: member, From: since, To: now, TotalsMs: map[string]int64{}}
@@ -274,7 +283,8 @@ func (s *Store) stats(member string, since time.Time) (Stats, error) {
 	sinceMs := int64(0)
 	if !since.IsZero() {
 		sinceMs = since.UnixMilli()
-		err := tx.QueryRow(`SELECT state FROM transitions WHERE member = ? AND at_ms < ? ORDER BY at_ms DESC, id DESC LIMIT 1`,
+		err := tx.QueryRow(`SELECT state FROM transitions WHERE member = ? AND at_ms < ?
+			AND state NOT IN ('failed', 'canceled', 'interrupted', 'submitted') ORDER BY at_ms DESC, id DESC LIMIT 1`,
 			member, sinceMs).Scan(&curState)
 		if err == nil {
 			have, curAt = true, sinceMs
@@ -297,11 +307,16 @@ func (s *Store) stats(member string, since time.Time) (Stats, error) {
 			rows.Close()
 			return st, s.dbErr("stats", err)
 		}
+		if taskEndOnly(state) {
+			// A task's end (failed, canceled, interrupted) is recorded in the log but is not a
+			// state of the member: its time stays with the state it was in.
+			continue
+		}
 		if first && since.IsZero() {
 			st.From = fromMs(atMs)
 		}
 		first = false
-		if have {
+		if have && curState != StateGone {
 			st.TotalsMs[curState] += max(0, atMs-curAt)
 		}
 		if state == StateBlocked && (!have || curState != StateBlocked) {
@@ -313,7 +328,8 @@ func (s *Store) stats(member string, since time.Time) (Stats, error) {
 	if err := rows.Err(); err != nil {
 		return st, s.dbErr("stats", err)
 	}
-	if have {
+	if have && curState != StateGone {
+		// A departed member (exited, killed) stops accruing time at its gone.
 		st.TotalsMs[curState] += max(0, now.UnixMilli()-curAt)
 	}
 	st.HumanLatencyMs = st.TotalsMs[StateBlocked]

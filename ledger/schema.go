@@ -77,6 +77,13 @@ CREATE TABLE artifacts (
 	chars     INTEGER NOT NULL
 );
 `,
+	// 2: queued tasks. A prompt to a busy member waits in the daemon's queue; its task exists from
+	// submission (state submitted, queued = 1) but is not the member's running task: transitions
+	// link to the running task only, and minting a queued task supersedes nothing.
+	`
+ALTER TABLE tasks ADD COLUMN queued INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX tasks_running ON tasks (member, id) WHERE ended_ms IS NULL AND queued = 0;
+`,
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -27,7 +27,7 @@ func parseTaskID(id string) (int64, error) {
 // openTaskID returns the member's newest open task, or 0.
 func openTaskID(tx *sql.Tx, member string) (int64, error) {
 	var id int64
-	err := tx.QueryRow(`SELECT id FROM tasks WHERE member = ? AND ended_ms IS NULL ORDER BY id DESC LIMIT 1`,
+	err := tx.QueryRow(`SELECT id FROM tasks INDEXED BY tasks_running WHERE member = ? AND ended_ms IS NULL AND queued = 0 ORDER BY id DESC LIMIT 1`,
 		member).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
@@ -52,17 +52,7 @@ func (s *Store) mintTask(member, text, stateAtSubmit string, at time.Time) (Task
 		if id, err = res.LastInsertId(); err != nil {
 			return err
 		}
-		// One prompt at a time per member: an older task still open is superseded by this one.
-		res, err = tx.Exec(`UPDATE tasks SET ended_ms = ?, note = ?, state = coalesce(`+lastStateOf("tasks.id")+`, state),
-			kind = coalesce(`+lastKindOf("tasks.id")+`, kind) WHERE member = ? AND ended_ms IS NULL AND id <> ?`,
-			at.UnixMilli(), "superseded by "+FormatTaskID(id), member, id)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n > 0 {
-			return s.prune(tx, member)
-		}
-		return nil
+		return s.supersede(tx, member, id, at)
 	})
 	if err != nil {
 		return Task{}, err
@@ -71,6 +61,77 @@ func (s *Store) mintTask(member, text, stateAtSubmit string, at time.Time) (Task
 		ID: FormatTaskID(id), Member: member, Text: text, Submitted: fromMs(at.UnixMilli()),
 		StateAtSubmit: stateAtSubmit, State: StateSubmitted, Open: true,
 	}, nil
+}
+
+// supersede closes the member's running tasks other than id as canceled: one prompt at a time per
+// member. Queued tasks wait their turn and are left alone.
+func (s *Store) supersede(tx *sql.Tx, member string, id int64, at time.Time) error {
+	res, err := tx.Exec(`UPDATE tasks SET ended_ms = ?, note = ?, state = ?, kind = ''
+		WHERE member = ? AND ended_ms IS NULL AND queued = 0 AND id <> ?`,
+		at.UnixMilli(), "superseded by "+FormatTaskID(id), StateCanceled, member, id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n > 0 {
+		return s.prune(tx, member)
+	}
+	return nil
+}
+
+func (s *Store) mintQueued(member, text, stateAtSubmit string, at time.Time) (Task, error) {
+	if err := checkName(member); err != nil {
+		return Task{}, err
+	}
+	if at.IsZero() {
+		at = s.now()
+	}
+	var id int64
+	err := s.writeTx("mint queued task", func(tx *sql.Tx) error {
+		res, err := tx.Exec(`INSERT INTO tasks (member, text, submitted_ms, state_at_submit, state, bytes, queued)
+			VALUES (?, ?, ?, ?, ?, ?, 1)`, member, text, at.UnixMilli(), stateAtSubmit, StateSubmitted, len(text))
+		if err != nil {
+			return err
+		}
+		id, err = res.LastInsertId()
+		return err
+	})
+	if err != nil {
+		return Task{}, err
+	}
+	return Task{
+		ID: FormatTaskID(id), Member: member, Text: text, Submitted: fromMs(at.UnixMilli()),
+		StateAtSubmit: stateAtSubmit, State: StateSubmitted, Open: true, Queued: true,
+	}, nil
+}
+
+func (s *Store) startTask(id string, at time.Time) error {
+	n, err := parseTaskID(id)
+	if err != nil {
+		return err
+	}
+	if at.IsZero() {
+		at = s.now()
+	}
+	return s.writeTx("start task", func(tx *sql.Tx) error {
+		var (
+			member string
+			ended  sql.NullInt64
+		)
+		err := tx.QueryRow(`SELECT member, ended_ms FROM tasks WHERE id = ?`, n).Scan(&member, &ended)
+		if errors.Is(err, sql.ErrNoRows) {
+			return &NotFoundError{What: "task", Key: FormatTaskID(n)}
+		}
+		if err != nil {
+			return err
+		}
+		if ended.Valid {
+			return fmt.Errorf("%s: %w", FormatTaskID(n), ErrClosed)
+		}
+		if _, err := tx.Exec(`UPDATE tasks SET queued = 0 WHERE id = ?`, n); err != nil {
+			return err
+		}
+		return s.supersede(tx, member, n, at)
+	})
 }
 
 // lastStateOf and lastKindOf are SQL subqueries for the state and kind of a task's newest transition
@@ -143,7 +204,7 @@ func (s *Store) recordTransition(member string, tr Transition) (string, error) {
 // recordTransitionSQL inserts a transition linked to the member's open task (if any) and returns
 // the row id and the linked task. Arguments: member, member, at_ms, state, kind, authority, note.
 const recordTransitionSQL = `INSERT INTO transitions (member, task_id, at_ms, state, kind, authority, note)
-	VALUES (?, (SELECT id FROM tasks WHERE member = ? AND ended_ms IS NULL ORDER BY id DESC LIMIT 1), ?, ?, ?, ?, ?)
+	VALUES (?, (SELECT id FROM tasks INDEXED BY tasks_running WHERE member = ? AND ended_ms IS NULL AND queued = 0 ORDER BY id DESC LIMIT 1), ?, ?, ?, ?, ?)
 	RETURNING id, task_id`
 
 // logPruneEvery: a member's untasked log is trimmed on one insert in this many, which keeps the
@@ -232,7 +293,7 @@ func (s *Store) closeTaskTx(tx *sql.Tx, n int64, end Transition, a Artifact) err
 		n, kept, a.Source, truncated, chars); err != nil {
 		return err
 	}
-	if _, err := tx.Exec(`UPDATE tasks SET ended_ms = ?, state = ?, kind = ?, note = CASE WHEN ? <> '' THEN ? ELSE note END,
+	if _, err := tx.Exec(`UPDATE tasks SET ended_ms = ?, queued = 0, state = ?, kind = ?, note = CASE WHEN ? <> '' THEN ? ELSE note END,
 		bytes = ? WHERE id = ?`, end.At.UnixMilli(), end.State, end.Kind, end.Note, end.Note, len(text)+len(kept), n); err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -127,6 +128,15 @@ func (h *herdCLI) withClient(cmd *cobra.Command, fn func(ctx context.Context, c 
 func usageErr(format string, args ...any) error { return exitcode.New(exitcode.Usage, format, args...) }
 
 // checkNames validates member names at the edge so a typo is a usage error (1), not "gone" (3).
+// taskIDLike: kill takes queued task ids (t-N) besides member names.
+func taskIDLike(s string) bool {
+	rest, ok := strings.CutPrefix(s, "t-")
+	if !ok || rest == "" {
+		return false
+	}
+	return strings.Trim(rest, "0123456789") == ""
+}
+
 func checkNames(names []string) error {
 	for _, n := range names {
 		if err := herd.CheckName(n); err != nil {
@@ -333,7 +343,7 @@ func (h *herdCLI) writeRoster(members []herd.Member) error {
 			age = "-"
 		}
 		state := stateLabel(m.State, m.BlockedOn)
-		if m.ExitCode != nil && m.State == herd.StateDone && m.Authority == herd.AuthorityRuntime {
+		if m.ExitCode != nil && (m.State == herd.StateGone || m.State == herd.StateDone) && m.Authority == herd.AuthorityRuntime {
 			state += fmt.Sprintf(" (exit %d)", *m.ExitCode)
 		}
 		tb.add(
@@ -431,10 +441,10 @@ func (h *herdCLI) attachCmd() *cobra.Command {
 // ---- prompt / read / send-keys ----------------------------------------------------------------
 
 func (h *herdCLI) promptCmd() *cobra.Command {
-	var wait, answer, asJSON bool
-	var timeout, states string
+	var wait, answer, now, asJSON bool
+	var timeout, states, cont string
 	cmd := &cobra.Command{
-		Use:   "prompt NAME TEXT… [--wait] [--timeout D] [--answer]",
+		Use:   "prompt NAME TEXT… [--wait] [--timeout D] [--answer] [--now]",
 		Short: "type a prompt into a member, then Enter (TEXT - reads stdin)",
 		Example: `  mosh herd prompt api "port the auth routes" --wait
   git diff | mosh herd prompt api -
@@ -458,7 +468,7 @@ func (h *herdCLI) promptCmd() *cobra.Command {
 			if strings.TrimSpace(text) == "" {
 				return usageErr("herd prompt: the text is empty: mosh herd prompt NAME TEXT…")
 			}
-			opts := herd.PromptOptions{Answer: answer, Wait: wait, Token: h.getenv(remote.TokenVar(name))}
+			opts := herd.PromptOptions{Answer: answer, Wait: wait, Now: now, Continue: cont, Token: h.getenv(remote.TokenVar(name))}
 			if wait {
 				d, err := waitTimeout(timeout)
 				if err != nil {
@@ -488,8 +498,19 @@ func (h *herdCLI) promptCmd() *cobra.Command {
 	cmd.Flags().StringVar(&timeout, "timeout", "30m", "with --wait: give up after this long (exit 2); 0 = never")
 	cmd.Flags().StringVar(&states, "state", "", "with --wait: states to wait for (default blocked,done,idle)")
 	cmd.Flags().BoolVar(&answer, "answer", false, "type into a blocked member on purpose (answering its question or menu)")
+	cmd.Flags().StringVar(&cont, "continue", "", "queue the text into the member's running task t-N (a follow-up) instead of a new task")
+	cmd.Flags().BoolVar(&now, "now", false, "type at once into a working member instead of queueing behind its turn (its running task ends canceled)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return cmd
+}
+
+// queuedLine says where a queued prompt waits: "queued behind t-4 (position 2)".
+func queuedLine(r *herd.PromptResult) string {
+	line := "queued"
+	if r.Behind != "" {
+		line += " behind " + r.Behind
+	}
+	return line + fmt.Sprintf(" (position %d): typed when %s is next idle or done", r.Position, r.Name)
 }
 
 // waitTimeout reads a --timeout value (a bare number is seconds; 0 = no deadline).
@@ -507,6 +528,9 @@ func (h *herdCLI) printPrompt(r *herd.PromptResult, wait, asJSON bool) error {
 	}
 	st := h.style()
 	if !st.tty {
+		if r.Queued {
+			fmt.Fprintln(h.stderr, queuedLine(r))
+		}
 		fields := []string{r.Name, orDash(r.Task)}
 		if wait {
 			fields = append(fields, orDash(r.Outcome), orDash(r.State))
@@ -517,6 +541,9 @@ func (h *herdCLI) printPrompt(r *herd.PromptResult, wait, asJSON bool) error {
 	line := "sent to " + r.Name
 	if r.Task != "" {
 		line += " (task " + r.Task + ")"
+	}
+	if r.Queued {
+		line += " — " + queuedLine(r)
 	}
 	if wait {
 		line += fmt.Sprintf(" — %s: %s", r.Outcome, st.paint(stateColor(r.State), r.State))
@@ -662,7 +689,11 @@ func (h *herdCLI) printWait(r *herd.WaitResult, asJSON bool) error {
 	st := h.style()
 	if st.tty && r.Mode == "one" && len(r.Results) == 1 {
 		o := r.Results[0]
-		_, err := fmt.Fprintf(h.stdout, "%s: %s (%s)\n", o.Name, st.paint(stateColor(o.State), stateLabel(o.State, o.BlockedOn)), o.Outcome)
+		outcome := o.Outcome
+		if o.ExitCode != nil {
+			outcome += fmt.Sprintf(", exit code %d", *o.ExitCode)
+		}
+		_, err := fmt.Fprintf(h.stdout, "%s: %s (%s)\n", o.Name, st.paint(stateColor(o.State), stateLabel(o.State, o.BlockedOn)), outcome)
 		return err
 	}
 	tb := newTable("name", "outcome", "state")
@@ -684,8 +715,8 @@ func (h *herdCLI) printWait(r *herd.WaitResult, asJSON bool) error {
 func (h *herdCLI) killCmd() *cobra.Command {
 	var all, asJSON bool
 	cmd := &cobra.Command{
-		Use:   "kill NAME…|--all",
-		Short: "stop members and forget them (exit 3 only if none was found)",
+		Use:   "kill NAME…|t-N…|--all",
+		Short: "stop members and forget them, or remove queued prompts (t-N) untyped (exit 3 only if none was found)",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if all == (len(args) > 0) {
 				return usageErr("herd kill takes member names or --all (not both): mosh kill api web | mosh kill --all")
@@ -712,9 +743,21 @@ func (h *herdCLI) killCmd() *cobra.Command {
 					if len(r.Killed) > 0 || len(r.Canceled) == 0 {
 						h.printNames("killed", r.Killed)
 					}
-					if len(r.Canceled) > 0 {
+					var tasks, remotes []string
+					for _, n := range r.Canceled {
+						if slices.Contains(args, n) && taskIDLike(n) {
+							tasks = append(tasks, n)
+						} else {
+							remotes = append(remotes, n)
+						}
+					}
+					if len(tasks) > 0 {
+						// kill t-N: queued prompts removed before they were typed.
+						h.printNames("canceled the queued task", tasks)
+					}
+					if len(remotes) > 0 {
 						// Remote members: their open task was canceled; they stay registered.
-						h.printNames("canceled the open task of", r.Canceled)
+						h.printNames("canceled the open task of", remotes)
 					}
 				}
 				for _, m := range r.Missing {

@@ -366,18 +366,23 @@ func TestHerdWaitExitCodes(t *testing.T) {
 		t.Fatalf("wait for blocked:permission woken by a report: exit %d", code)
 	}
 
-	// A member whose process exits reads done (runtime) with its exit code, and a wait for
-	// another state ends (3).
+	// A member whose process exits reads gone (runtime) with its exit code: a wait for done
+	// ends (3, never "matched done") and --json carries the exit code.
 	e.ok("herd", "run", "--name", "ex", "--", "/bin/sh", "-c", "read x; exit 7")
 	e.ok("herd", "send-keys", "ex", "Enter")
-	e.expect(0, "wait", "ex", "--state", "done", "--timeout", "30s")
+	out, _ = e.expect(3, "wait", "ex", "--state", "done", "--timeout", "30s", "--json")
+	wr = herd.WaitResult{}
+	if err := json.Unmarshal([]byte(out), &wr); err != nil || wr.Outcome != herd.OutcomeEnded || len(wr.Results) != 1 ||
+		wr.Results[0].ExitCode == nil || *wr.Results[0].ExitCode != 7 || wr.Results[0].State != herd.StateGone {
+		t.Fatalf("wait on a member that exited 7 --json: %v %s", err, out)
+	}
 	m := findMember(e.ps(), "ex")
-	if m == nil || m.State != herd.StateDone || m.Authority != herd.AuthorityRuntime || m.ExitCode == nil || *m.ExitCode != 7 {
+	if m == nil || m.State != herd.StateGone || m.Authority != herd.AuthorityRuntime || m.ExitCode == nil || *m.ExitCode != 7 {
 		t.Fatalf("exited member: %+v", m)
 	}
 	e.expect(3, "wait", "ex", "--state", "working")
 	tsv := e.ok("ps")
-	if !strings.Contains(tsv, "done (exit 7)") {
+	if !strings.Contains(tsv, "gone (exit 7)") {
 		t.Fatalf("ps shows the exit code of an ended member:\n%s", tsv)
 	}
 	// prune forgets it.
@@ -456,11 +461,28 @@ func TestHerdReport(t *testing.T) {
 		t.Fatalf("a report through MOSH_HERD_DIR did not reach the member's herd: %+v", m)
 	}
 
-	// A blocked member refuses a prompt unless it is an answer.
+	// A blocked member queues a prompt (it is typed once the member is at rest again), and
+	// refuses one typed at once (--now) unless it is an answer.
 	e.ok("herd", "report", "m", "blocked:permission")
 	_, errs, code := e.run("herd", "prompt", "m", "hello")
+	if code != 0 || !strings.Contains(errs, "queued") {
+		t.Fatalf("prompt into a blocked member: exit %d %q (want 0, queued)", code, errs)
+	}
+	_, errs, code = e.run("herd", "prompt", "m", "hello", "--now")
 	if code != 1 || !strings.Contains(errs, "--answer") {
-		t.Fatalf("prompt into a blocked member: exit %d %q (want 1 naming --answer)", code, errs)
+		t.Fatalf("prompt --now into a blocked member: exit %d %q (want 1 naming --answer)", code, errs)
+	}
+	// --json has the place in the queue; kill t-N removes a queued prompt untyped.
+	var pr herd.PromptResult
+	if out := e.ok("herd", "prompt", "m", "later", "--json"); json.Unmarshal([]byte(out), &pr) != nil || !pr.Queued || pr.Position != 2 || pr.Task == "" {
+		t.Fatalf("prompt --json into a busy member: %s", out)
+	}
+	if out := e.ok("herd", "kill", pr.Task); !strings.Contains(out, pr.Task) {
+		t.Fatalf("kill %s: %q", pr.Task, out)
+	}
+	var task herd.Task
+	if out := e.ok("herd", "task", pr.Task, "--json"); json.Unmarshal([]byte(out), &task) != nil || task.Open || task.State != "canceled" {
+		t.Fatalf("the killed queued task: %s", out)
 	}
 	e.ok("herd", "prompt", "m", "1", "--answer")
 }

@@ -146,16 +146,20 @@ type serveFlags struct {
 	exposeAutonomous bool
 	verifyURL        string
 	blockingCap      durationFlag
+	route            string
 }
 
 func serveCmd(gs *globalState) *cobra.Command {
 	f := serveFlags{blockingCap: durationFlag(a2a.DefaultMaxBlockingWait)}
 	cmd := &cobra.Command{
-		Use:   "serve [--port 7683] [--bind 127.0.0.1] [--public-url URL] [--expose-autonomous] [--verify-url URL] [--blocking-cap DUR]",
+		Use:   "serve [--port 7683] [--bind 127.0.0.1] [--public-url URL] [--expose-autonomous] [--verify-url URL] [--blocking-cap DUR] [--route idle|none]",
 		Short: "serve the herd over A2A v0.3.0 (JSON-RPC), behind the herd token",
 		Long: "Serves a herd card and one card per member over A2A v0.3.0. message/send types into the member\n" +
-			"(the same path as mosh herd prompt), a follow-up carrying the taskId of an input-required task\n" +
-			"answers it, tasks/get reads the ledger, tasks/cancel sends Escape (Ctrl-C only if still busy; never kills).\n" +
+			"(the same path as mosh herd prompt: a busy member queues it), a follow-up carrying the taskId of an\n" +
+			"input-required task answers it and one of a working task is queued into it, tasks/get reads the ledger,\n" +
+			"tasks/cancel removes a queued task or sends Escape (Ctrl-C only if still busy; never kills). A message to\n" +
+			"the herd endpoint that names no member goes to an idle member, else queues on the least loaded\n" +
+			"(--route none refuses it).\n" +
 			"Every request, cards included, needs Authorization: Bearer with the herd token (mosh herd token)\n" +
 			"or a credential from POST /auth. Members started with --agent stay hidden unless --expose-autonomous.\n" +
 			"Ctrl-C or SIGTERM stops it gracefully.",
@@ -180,6 +184,7 @@ func serveCmd(gs *globalState) *cobra.Command {
 	fl.StringVar(&f.publicURL, "public-url", "", "base URL the cards advertise (behind a proxy or tunnel); default: the request's Host")
 	fl.BoolVar(&f.exposeAutonomous, "expose-autonomous", false, "also expose members started with --agent (they act without asking)")
 	fl.StringVar(&f.verifyURL, "verify-url", "", "also accept bearer tokens this identity endpoint answers 2xx for (verdicts cached briefly)")
+	fl.StringVar(&f.route, "route", "idle", "a herd-endpoint message naming no member: idle (to an idle member, else the least loaded) or none (refused)")
 	fl.Var(&f.blockingCap, "blocking-cap", "longest a configuration.blocking:true message/send is held (500ms, 2s, 10m; bare number = seconds)")
 	return cmd
 }
@@ -190,6 +195,9 @@ func (f serveFlags) check() error {
 	}
 	if strings.TrimSpace(f.bind) == "" {
 		return usageErr("--bind is empty: use 127.0.0.1 (loopback), or an interface address")
+	}
+	if f.route != "idle" && f.route != "none" {
+		return usageErr("--route %q: use idle (route to an idle member, else the least loaded) or none (refuse a message naming no member)", f.route)
 	}
 	if time.Duration(f.blockingCap) <= 0 {
 		return usageErr("--blocking-cap must be above 0 (e.g. 60s)")
@@ -254,7 +262,7 @@ func runServe(ctx context.Context, gs *globalState, f serveFlags) error {
 	addr = ln.Addr().String()
 	srv, err := a2a.NewServer(a2a.Config{
 		Backend: backend, Auth: auth, Addr: addr, PublicURL: f.publicURL, Version: herd.Version,
-		ExposeAutonomous: f.exposeAutonomous, MaxBlockingWait: time.Duration(f.blockingCap), Warn: gs.Stderr,
+		ExposeAutonomous: f.exposeAutonomous, MaxBlockingWait: time.Duration(f.blockingCap), Warn: gs.Stderr, RouteNone: f.route == "none",
 	})
 	if err != nil {
 		ln.Close()

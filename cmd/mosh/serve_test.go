@@ -82,6 +82,7 @@ func TestHerdServeFlagErrors(t *testing.T) {
 		{[]string{"--bind", ""}, "--bind is empty"},
 		{[]string{"--blocking-cap", "0"}, "--blocking-cap must be above 0"},
 		{[]string{"--blocking-cap", "soon"}, `invalid value "soon" for --blocking-cap: want a duration`},
+		{[]string{"--route", "random"}, `--route "random": use idle`},
 		{[]string{"--verify-url", "ftp://id.example.com"}, "absolute http(s) URL"},
 		{[]string{"--verify-url", "http://id.example.com/verify"}, "use https"},
 		{[]string{"extra"}, "takes no arguments"},

@@ -216,8 +216,16 @@ func TestA2AGoHerdEndpoint(t *testing.T) {
 	if task2 := asTask(t)(c.SendMessage(ctx, q)); task2.ContextID != "member:api" {
 		t.Fatalf("contextId routing: %q", task2.ContextID)
 	}
-	if _, err := c.SendMessage(ctx, text("to nobody")); !errors.Is(err, goa2a.ErrInvalidParams) {
-		t.Fatalf("herd endpoint without a member: %v, want InvalidParams", err)
+	// A message naming no member is routed to an idle member (a client that only knows the
+	// herd card can hand work over); --route none (RouteNone) keeps the refusal.
+	routed := asTask(t)(c.SendMessage(ctx, text("to anyone")))
+	if routed.ContextID != "member:api" && routed.ContextID != "member:web" {
+		t.Fatalf("routed task: contextId %q, want an exposed member", routed.ContextID)
+	}
+	off := startHerd(t, func(cfg *a2a.Config) { cfg.RouteNone = true })
+	oc, _ := off.client(t, off.srv.URL, true)
+	if _, err := oc.SendMessage(ctx, text("to nobody")); !errors.Is(err, goa2a.ErrInvalidParams) {
+		t.Fatalf("herd endpoint without a member under --route none: %v, want InvalidParams", err)
 	}
 	y := text("rm -rf")
 	y.Metadata = map[string]any{"member": "yolo"}
@@ -270,5 +278,58 @@ func TestExposeAutonomous(t *testing.T) {
 	c, _ := h.client(t, h.srv.URL+"/a2a/members/yolo/", true)
 	if task := asTask(t)(c.SendMessage(context.Background(), text("go"))); task.ContextID != "member:yolo" {
 		t.Fatalf("contextId %q", task.ContextID)
+	}
+}
+
+// TestA2AGoContinueTask: the TCK's test_message_send_continue_task and test_task_history_length
+// through a2a-go: a follow-up message carrying a working task's id (and its contextId) is
+// accepted into that task, whose history then lists both user messages; historyLength trims it.
+func TestA2AGoContinueTask(t *testing.T) {
+	h := startHerd(t, nil)
+	ctx := context.Background()
+	c, _ := h.client(t, h.srv.URL+"/a2a/members/api/", true)
+	task := asTask(t)(c.SendMessage(ctx, text("first message")))
+	if task.Status.State != goa2a.TaskStateWorking {
+		t.Fatalf("new task: %s", task.Status.State)
+	}
+	more := goa2a.NewMessage(goa2a.MessageRoleUser, goa2a.TextPart{Text: "second message"})
+	more.TaskID, more.ContextID = task.ID, task.ContextID
+	cont := asTask(t)(c.SendMessage(ctx, &goa2a.MessageSendParams{Message: more}))
+	if cont.ID != task.ID || cont.Status.State.Terminal() {
+		t.Fatalf("continue: task %s state %s, want %s still open", cont.ID, cont.Status.State, task.ID)
+	}
+	got, err := c.GetTask(ctx, &goa2a.TaskQueryParams{ID: task.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var users []string
+	for _, m := range got.History {
+		if m.Role == goa2a.MessageRoleUser {
+			for _, p := range m.Parts {
+				if tp, ok := p.(goa2a.TextPart); ok {
+					users = append(users, tp.Text)
+				}
+			}
+		}
+	}
+	if !slices.Equal(users, []string{"first message", "second message"}) {
+		t.Fatalf("history user messages %q", users)
+	}
+	one := 1
+	trimmed, err := c.GetTask(ctx, &goa2a.TaskQueryParams{ID: task.ID, HistoryLength: &one})
+	if err != nil || len(trimmed.History) != 1 {
+		t.Fatalf("historyLength 1: %v, %d messages", err, len(trimmed.History))
+	}
+	// A finished task takes no follow-up.
+	if err := h.fake.SetState(string(task.ID), a2a.HerdDone, "", "done"); err != nil {
+		t.Fatal(err)
+	}
+	late := goa2a.NewMessage(goa2a.MessageRoleUser, goa2a.TextPart{Text: "too late"})
+	late.TaskID = task.ID
+	if _, err := c.SendMessage(ctx, &goa2a.MessageSendParams{Message: late}); err == nil {
+		t.Fatal("a follow-up to a completed task was accepted")
+	}
+	if h.check.count() < 4 {
+		t.Fatalf("only %d answers went through the schema check", h.check.count())
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/mosh-dev/mosh/conformance/engines/fakeapi"
@@ -558,6 +559,154 @@ func (r *run) script() error {
 		return err
 	}
 	r.check("api-error", served)
+
+	// Three prompts sent while the member works wait in its queue and come back in order,
+	// each with its own answer.
+	if e.Name == "claude" || e.Name == "codex" {
+		if err := r.queued(); err != nil {
+			return err
+		}
+	} else {
+		r.skip("queued", "queued prompts are checked on Claude Code and Codex")
+	}
+	// Last: the engine's process dies mid-turn.
+	return r.crash()
+}
+
+// queued sends three echo prompts while a slow answer streams: each must be queued (not typed
+// into the busy engine), and each task must close with its own answer, in the order sent.
+func (r *run) queued() error {
+	if err := r.streaming("a story to queue behind "+fakeapi.TriggerSlow, 60*time.Second); err != nil {
+		return err
+	}
+	res := Result{Step: "queued", Expect: []string{"three tasks, three answers, in order"}, ExpectAuth: []string{"-"}, Authority: "-", At: time.Since(r.start)}
+	var ids []string
+	var problems []string
+	for i := 1; i <= 3; i++ {
+		text := fmt.Sprintf("answer this %s q%d", fakeapi.TriggerEcho, i)
+		p, err := r.herd.Client.Prompt(r.ctx, r.name, text, herd.PromptOptions{})
+		if err != nil {
+			return fmt.Errorf("queued prompt %q: %w", text, err)
+		}
+		r.Logf("%s: %6.1fs prompt %q → %s queued=%v position=%d behind=%s", r.Engine.Name, time.Since(r.start).Seconds(), text, p.Task, p.Queued, p.Position, p.Behind)
+		if !p.Queued {
+			problems = append(problems, fmt.Sprintf("q%d was typed at once into the busy member", i))
+		}
+		ids = append(ids, p.Task)
+	}
+	deadline := time.Now().Add(r.SlowFor + 3*time.Minute)
+	var tasks []*herd.Task
+	for {
+		tasks = tasks[:0]
+		open := false
+		for _, id := range ids {
+			t, err := r.herd.Client.Task(r.ctx, id)
+			if err != nil {
+				return fmt.Errorf("task %s: %w", id, err)
+			}
+			tasks = append(tasks, t)
+			open = open || t.Open
+		}
+		if !open {
+			break
+		}
+		if err := r.pause(deadline, "the three queued prompts did not all finish"); err != nil {
+			return err
+		}
+	}
+	r.settle()
+	var prev int64
+	for i, t := range tasks {
+		want := fakeapi.EchoPrefix + fmt.Sprintf("q%d", i+1)
+		switch {
+		case t.State != herd.StateDone && t.State != herd.StateIdle:
+			problems = append(problems, fmt.Sprintf("%s (q%d) ended %s: %s", t.ID, i+1, t.State, t.Note))
+		case t.Artifact == nil || !strings.Contains(t.Artifact.Text, want):
+			got := ""
+			if t.Artifact != nil {
+				got = clip(t.Artifact.Text, 120)
+			}
+			problems = append(problems, fmt.Sprintf("%s (q%d) came back without %q: %q", t.ID, i+1, want, got))
+		case t.EndedMs < prev:
+			problems = append(problems, fmt.Sprintf("%s (q%d) ended before the one sent ahead of it", t.ID, i+1))
+		}
+		for j := 1; j <= 3; j++ {
+			if other := fakeapi.EchoPrefix + fmt.Sprintf("q%d", j); j != i+1 && t.Artifact != nil && strings.Contains(t.Artifact.Text, other) {
+				problems = append(problems, fmt.Sprintf("%s (q%d) holds another prompt's answer %q", t.ID, i+1, other))
+			}
+		}
+		prev = t.EndedMs
+	}
+	res.Snap = r.mirror.Snapshot()
+	res.OK = len(problems) == 0
+	res.Observed = "three tasks, three answers, in order"
+	if !res.OK {
+		res.Observed = strings.Join(problems, "; ")
+	}
+	r.Logf("%s: %6.1fs %-18s %s", r.Engine.Name, time.Since(r.start).Seconds(), "queued", res.Observed)
+	r.rep.Results = append(r.rep.Results, res)
+	return nil
+}
+
+// crash kills the engine's process mid-turn (SIGKILL while a slow answer streams): the member
+// must read gone with the exit code, its task fail, and `mosh wait --json` end (exit 3) with
+// the exit code — never "matched done".
+func (r *run) crash() error {
+	if err := r.streaming("a story cut short "+fakeapi.TriggerSlow, 60*time.Second); err != nil {
+		return err
+	}
+	res := Result{Step: "crash", Expect: []string{"gone exit 137, task failed, wait ended"}, ExpectAuth: []string{"runtime"}, At: time.Since(r.start)}
+	ms, err := r.herd.Client.List(r.ctx)
+	if err != nil {
+		return err
+	}
+	pid := 0
+	for _, m := range ms {
+		if m.Name == r.name {
+			pid = m.Pid
+		}
+	}
+	ts, err := r.herd.Client.Tasks(r.ctx, herd.TasksFilter{Member: r.name, State: "open", Limit: 1})
+	if err != nil || len(ts) == 0 || pid <= 0 {
+		return fmt.Errorf("crash: no open task (%v) or pid %d of %s", err, pid, r.name)
+	}
+	task := ts[0].ID
+	r.Logf("%s: %6.1fs killing pid %d mid-turn (task %s)", r.Engine.Name, time.Since(r.start).Seconds(), pid, task)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		return fmt.Errorf("crash: kill %d: %w", pid, err)
+	}
+	out, werr := r.herd.RunMosh(r.ctx, "wait", r.name, "--state", "done,idle", "--timeout", "60s", "--json")
+	var w herd.WaitResult
+	var problems []string
+	if werr == nil {
+		problems = append(problems, "mosh wait exited 0 on a member whose process was killed")
+	}
+	if err := json.Unmarshal([]byte(out), &w); err != nil || len(w.Results) != 1 {
+		return fmt.Errorf("crash: mosh wait --json printed %q: %v", clip(out, 200), err)
+	}
+	o := w.Results[0]
+	res.Authority = o.Authority
+	res.Observed = fmt.Sprintf("%s %s", o.State, w.Outcome)
+	if o.ExitCode != nil {
+		res.Observed += fmt.Sprintf(" exit %d", *o.ExitCode)
+	}
+	if w.Outcome != herd.OutcomeEnded || o.State != herd.StateGone || o.ExitCode == nil || *o.ExitCode != 128+int(syscall.SIGKILL) {
+		problems = append(problems, "wait --json: "+clip(out, 300))
+	}
+	t, err := r.herd.Client.Task(r.ctx, task)
+	if err != nil {
+		return err
+	}
+	if t.Open || t.State != "failed" || !strings.Contains(t.Note, "code 137") {
+		problems = append(problems, fmt.Sprintf("task %s: open=%v state %s note %q", t.ID, t.Open, t.State, t.Note))
+	}
+	res.Snap = r.mirror.Snapshot()
+	res.OK = len(problems) == 0
+	if !res.OK {
+		res.Note = strings.Join(problems, "; ")
+	}
+	r.Logf("%s: %6.1fs %-18s %s %s", r.Engine.Name, time.Since(r.start).Seconds(), "crash", res.Observed, res.Note)
+	r.rep.Results = append(r.rep.Results, res)
 	return nil
 }
 
@@ -574,7 +723,12 @@ func (r *run) prompt(text string) error {
 		r.ends[n-1].until = now
 	}
 	r.Logf("%s: %6.1fs prompting %q", r.Engine.Name, now.Sub(r.start).Seconds(), text)
-	_, err := r.herd.Client.Prompt(r.ctx, r.name, text, herd.PromptOptions{})
+	p, err := r.herd.Client.Prompt(r.ctx, r.name, text, herd.PromptOptions{})
+	if err == nil && p.Queued {
+		// The daemon read the member busy (a stale working or blocked): the prompt waits in its
+		// queue until the member reads idle or done. A finding, noted on the next step.
+		r.pendingNote = fmt.Sprintf("the prompt %q was queued behind %s: the daemon read the member busy", text, p.Behind)
+	}
 	if err != nil && exitcode.Of(err) == exitcode.Usage {
 		r.pendingNote = fmt.Sprintf("the prompt %q was refused (%v) and sent again with --answer", text, err)
 		_, err = r.herd.Client.Prompt(r.ctx, r.name, text, herd.PromptOptions{Answer: true})

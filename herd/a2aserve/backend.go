@@ -13,10 +13,18 @@
 //
 // # What the server itself remembers
 //
-// Only which tasks it canceled (the ledger closes an interrupted task like any other turn, as
-// idle) and which members were autonomous (a killed member leaves the roster; its tasks stay
-// hidden if it was autonomous, and a member this server never saw counts as autonomous). Both
-// live in memory: after a restart a canceled task reads completed.
+// Which members were autonomous (a killed member leaves the roster; its tasks stay hidden if it
+// was autonomous, and a member this server never saw counts as autonomous), in memory. A cancel
+// is the ledger's: tasks/cancel is `herd task.cancel` (a queued task is removed untyped, a
+// running one closed canceled) before the keys interrupt the turn, so a canceled task reads
+// canceled after a restart too. The ledger's own ends map honestly: canceled and interrupted →
+// canceled, failed (the member's process died, the remote failed) → failed, never completed.
+//
+// # Queues and follow-ups
+//
+// A new message to a busy (working or blocked) member is queued by the daemon: its task reads
+// submitted until it is typed. A follow-up carrying the id of a working task is queued into that
+// task (`herd prompt --continue`): the history lists it as a user message.
 //
 // # Events, not polling
 //
@@ -151,7 +159,7 @@ func screenStopped(m herd.Member) bool {
 
 func toMember(m herd.Member) a2a.Member {
 	return a2a.Member{Name: m.Name, Engine: m.Engine, State: a2a.HerdState(m.State), BlockedOn: m.BlockedOn,
-		Authority: m.Authority, Autonomous: m.Autonomous, Remote: m.Kind == herd.KindRemote}
+		Authority: m.Authority, Autonomous: m.Autonomous, Remote: m.Kind == herd.KindRemote, Queued: m.Queued}
 }
 
 // Send implements a2a.Backend. A new task is `herd prompt`; an answer is `herd prompt --answer`
@@ -180,12 +188,17 @@ func (b *Backend) Send(ctx context.Context, member, text, answerTaskID string) (
 	if v.task.Member != member {
 		return a2a.TaskRecord{}, a2a.ErrNoTask
 	}
-	if rec := v.record(); rec.Outcome != a2a.OutcomeOpen || rec.State != a2a.HerdBlocked || !v.reacted() {
-		st := string(rec.State)
-		if rec.Outcome != a2a.OutcomeOpen {
-			st = string(rec.Outcome)
+	rec := v.record()
+	if rec.Outcome != a2a.OutcomeOpen {
+		return a2a.TaskRecord{}, fmt.Errorf("task %s is not waiting for an answer any more (%s); send a new message without taskId", answerTaskID, rec.Outcome)
+	}
+	if rec.State != a2a.HerdBlocked || !v.reacted() {
+		// A follow-up to a task that is working: queued into that task, typed when the member
+		// is next at rest (the task stays open for it), recorded on the task now.
+		if _, err := c.Prompt(ctx, member, text, herd.PromptOptions{Continue: answerTaskID}); err != nil {
+			return a2a.TaskRecord{}, b.promptErr(ctx, c, member, err)
 		}
-		return a2a.TaskRecord{}, fmt.Errorf("task %s is not waiting for an answer any more (%s); send a new message without taskId", answerTaskID, st)
+		return b.Get(ctx, answerTaskID, -1)
 	}
 	w, unwatch := b.k.watchMember(member)
 	defer unwatch()
@@ -287,7 +300,22 @@ func (b *Backend) Cancel(ctx context.Context, taskID string) (a2a.TaskRecord, er
 		return a2a.TaskRecord{}, a2a.ErrTaskFinished
 	}
 	member := v.task.Member
+	remoteMember := false
 	if row, err := b.row(ctx, member); err == nil && row.Kind == herd.KindRemote {
+		remoteMember = true
+	}
+	// The ledger records the cancel (it survives a restart of this server and of the daemon):
+	// a queued task is removed untyped and that is all; a running one is closed canceled, then
+	// its turn is interrupted below.
+	r, err := c.CancelTask(ctx, taskID)
+	switch {
+	case err == nil && r.Queued:
+		b.markCanceled(taskID, time.Now())
+		return b.Get(ctx, taskID, -1)
+	case err != nil && exitcode.Of(err) != exitcode.Gone:
+		return a2a.TaskRecord{}, b.wireErr(err)
+	}
+	if remoteMember {
 		// A remote member has no keys to press: kill cancels its open task and keeps it.
 		at := time.Now()
 		if _, err := c.Kill(ctx, []string{member}, false); err != nil {

@@ -230,9 +230,11 @@ func TestAnswerKeepsTheTaskID(t *testing.T) {
 	if a2a.StateOf(asked) != a2a.StateInputRequired || asked.BlockedOn != "permission" || !strings.Contains(asked.Output, "touch perm.txt") {
 		t.Fatalf("permission dialog: %+v", asked)
 	}
-	// A prompt that is not an answer is refused while the member is blocked, naming the task.
-	if _, err := e.b.Send(e.ctx, "api", "something else", ""); err == nil || !strings.Contains(err.Error(), rec.ID) {
-		t.Fatalf("a new prompt to a blocked member: %v", err)
+	// A new message to a blocked member is queued (submitted), not refused: it is typed once
+	// the member is at rest again.
+	queued, err := e.b.Send(e.ctx, "api", "something else", "")
+	if err != nil || queued.ID == rec.ID || a2a.StateOf(queued) != a2a.StateSubmitted {
+		t.Fatalf("a new prompt to a blocked member: %+v %v", queued, err)
 	}
 
 	answered, err := e.b.Send(e.ctx, "api", "1", rec.ID)
@@ -248,6 +250,9 @@ func TestAnswerKeepsTheTaskID(t *testing.T) {
 	final := e.wait(rec.ID, a2a.HerdDone, a2a.HerdIdle, a2a.HerdBlocked)
 	if a2a.StateOf(final) != a2a.StateCompleted || !strings.Contains(final.Output, "Created the file") {
 		t.Fatalf("after the answer: %+v", final)
+	}
+	if q := e.wait(queued.ID, a2a.HerdDone, a2a.HerdIdle); a2a.StateOf(q) != a2a.StateCompleted || !strings.Contains(q.Output, "something else") {
+		t.Fatalf("the queued prompt: %+v", q)
 	}
 	// A finished task takes no more answers.
 	if _, err := e.b.Send(e.ctx, "api", "1", rec.ID); err == nil {
@@ -318,7 +323,8 @@ func TestAutonomousFlagAndGoneMember(t *testing.T) {
 	if err != nil || plain.Autonomous {
 		t.Fatalf("task of a plain member: %+v %v", plain, err)
 	}
-	// Killing the member fails its open task; the autonomous flag outlives the member.
+	// Killing the member cancels its open task (never completed); the autonomous flag outlives
+	// the member.
 	if _, err := e.c.Kill(e.ctx, []string{"yolo"}, false); err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +332,7 @@ func TestAutonomousFlagAndGoneMember(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Outcome != a2a.OutcomeGone || a2a.StateOf(got) != a2a.StateFailed || got.Error == "" || !got.Autonomous {
+	if got.Outcome != a2a.OutcomeCanceled || a2a.StateOf(got) != a2a.StateCanceled || got.Error == "" || !got.Autonomous {
 		t.Fatalf("task of a killed member: %+v", got)
 	}
 }
@@ -399,5 +405,67 @@ func TestCancelOfARemoteMemberCancelsItsTask(t *testing.T) {
 	}
 	if m, err := e.b.Member(e.ctx, "far"); err != nil || !m.Remote {
 		t.Fatalf("the remote member is gone after the cancel: %+v %v", m, err)
+	}
+}
+
+// A cancel is recorded in the ledger: a new server (nothing in memory) still reads it canceled.
+// A queued task is canceled untyped; a follow-up to a working task joins it.
+func TestCancelIsDurableAndQueuedTasksCancelUntyped(t *testing.T) {
+	e := newEnv(t)
+	e.start("api", false)
+	rec, err := e.b.Send(e.ctx, "api", "slow think it through", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.wait(rec.ID, a2a.HerdWorking)
+	follow, err := e.b.Send(e.ctx, "api", "and then this", rec.ID)
+	if err != nil || follow.ID != rec.ID || len(follow.Answers) != 1 || follow.Answers[0].Text != "and then this" {
+		t.Fatalf("follow-up into a working task: %+v %v", follow, err)
+	}
+	queued, err := e.b.Send(e.ctx, "api", "say later", "")
+	if err != nil || a2a.StateOf(queued) != a2a.StateSubmitted {
+		t.Fatalf("queued: %+v %v", queued, err)
+	}
+	got, err := e.b.Cancel(e.ctx, queued.ID)
+	if err != nil || a2a.StateOf(got) != a2a.StateCanceled {
+		t.Fatalf("cancel of a queued task: %+v %v", got, err)
+	}
+	if _, err := e.b.Cancel(e.ctx, rec.ID); err != nil {
+		t.Fatal(err)
+	}
+	// A server that never saw the cancels reads them from the ledger.
+	bc, err := herd.Connect(e.ctx, herd.ConnectOptions{Home: e.home, NoStart: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := New(e.ctx, bc, Options{Home: e.home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	for _, id := range []string{rec.ID, queued.ID} {
+		got, err := fresh.Get(e.ctx, id, -1)
+		if err != nil || got.Outcome != a2a.OutcomeCanceled || a2a.StateOf(got) != a2a.StateCanceled {
+			t.Fatalf("%s after a restart of the server: %+v %v", id, got, err)
+		}
+	}
+	r, err := e.c.Read(e.ctx, "api", 200)
+	if err != nil || strings.Contains(r.Screen, "say later") {
+		t.Fatalf("a canceled queued prompt was typed: %v\n%s", err, r.Screen)
+	}
+}
+
+// A member whose process dies mid-turn: its task fails (A2A failed, never completed), with the
+// exit code in the error.
+func TestCrashedTaskFails(t *testing.T) {
+	e := newEnv(t)
+	e.start("api", false)
+	rec, err := e.b.Send(e.ctx, "api", "crash 7", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := e.wait(rec.ID, a2a.HerdDone, a2a.HerdIdle, a2a.HerdGone)
+	if got.Outcome != a2a.OutcomeFailed || a2a.StateOf(got) != a2a.StateFailed || !strings.Contains(got.Error, "code 7") {
+		t.Fatalf("task of a crashed member: %+v", got)
 	}
 }

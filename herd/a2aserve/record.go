@@ -20,6 +20,19 @@ const answerNote = "answered: "
 // taskIDRE is the ledger's id form; anything else cannot be a task and is not asked about.
 var taskIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^t-[0-9]{1,18}$`) })
 
+// continuedNote prefixes the note of the transition the daemon records when a follow-up message
+// is queued into a running task (herd/queue.go).
+const continuedNote = "continued: "
+
+// Ledger task end states that are not member states.
+const (
+	taskFailed      = "failed"
+	taskCanceled    = "canceled"
+	taskInterrupted = "interrupted"
+)
+
+func isTaskEnd(s string) bool { return s == taskFailed || s == taskCanceled || s == taskInterrupted }
+
 // exitedNote prefixes the note of the transition the daemon records when a member's process
 // exits: a task that ends that way did not finish, its member stopped.
 const exitedNote = "the process exited"
@@ -97,6 +110,15 @@ func turns(t herd.Task) (trs []a2a.Transition, answers []a2a.Turn, reacted bool)
 			reacted = false
 			continue
 		}
+		if text, ok := strings.CutPrefix(tr.Note, continuedNote); ok {
+			// A follow-up queued into the task: a user message of its history. The member's
+			// state is unchanged by it (the task keeps reading as it did).
+			answers = append(answers, a2a.Turn{Text: text, At: at})
+			continue
+		}
+		if isTaskEnd(tr.State) {
+			continue // how the task ended, not a state of the member (record() reads it)
+		}
 		trs = append(trs, a2a.Transition{State: a2a.HerdState(tr.State), BlockedOn: tr.BlockedOn, Authority: tr.Authority, At: at})
 		reacted = true
 	}
@@ -132,7 +154,9 @@ func (v view) record() a2a.TaskRecord {
 		Transitions: trs, Answers: answers, Autonomous: v.autonomous,
 	}
 	switch {
-	case reacted:
+	case t.Open && t.Queued:
+		rec.State = a2a.HerdSubmitted // waiting in its member's queue
+	case reacted && len(trs) > 0:
 		last := trs[len(trs)-1]
 		rec.State, rec.BlockedOn, rec.Authority = last.State, last.BlockedOn, last.Authority
 	case len(answers) > 0 || t.StateAtSubmit == herd.StateBlocked:
@@ -157,6 +181,21 @@ func (v view) record() a2a.TaskRecord {
 	switch {
 	case !v.canceledAt.IsZero():
 		rec.Outcome, rec.EndedAt = a2a.OutcomeCanceled, v.canceledAt
+	case !t.Open && (t.State == taskCanceled || t.State == taskInterrupted):
+		// Canceled (tasks/cancel, kill, superseded) or interrupted: never completed.
+		rec.Outcome, rec.EndedAt = a2a.OutcomeCanceled, msTime(t.EndedMs)
+		if rec.Error == "" {
+			rec.Error = t.Note
+		}
+	case !t.Open && t.State == taskFailed:
+		// Its member's process died mid-turn (the note has the exit code), or the remote failed.
+		rec.Outcome, rec.EndedAt = a2a.OutcomeFailed, msTime(t.EndedMs)
+		if rec.Error == "" {
+			rec.Error = exitNote(t)
+		}
+		if rec.Error == "" {
+			rec.Error = t.Note
+		}
 	case t.Open:
 		rec.Outcome = a2a.OutcomeOpen
 		if rec.State == a2a.HerdBlocked && rec.Output == "" && v.asked != "" {

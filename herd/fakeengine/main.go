@@ -78,6 +78,9 @@ type config struct {
 	notifyAfter time.Duration
 	idleNotify  time.Duration
 	hookTrust   bool
+	// restoreOnEsc: an Escape interrupt puts the interrupted prompt back into the input box, as
+	// Claude Code does (the next prompt typed would be glued to it).
+	restoreOnEsc bool
 }
 
 func durationFlag(fs *flag.FlagSet, p *time.Duration, name string, def time.Duration, usage string) {
@@ -104,6 +107,7 @@ func parseFlags(args []string) (config, error) {
 	durationFlag(fs, &c.notifyAfter, "notify-after", 6*time.Second, "delay of the permission_prompt Notification while a dialog stays open (0 = never)")
 	durationFlag(fs, &c.idleNotify, "idle-notify", 60*time.Second, "delay of the idle_prompt Notification after a turn (0 = never)")
 	fs.BoolVar(&c.hookTrust, "hook-trust", os.Getenv("FAKEENGINE_HOOK_TRUST") == "1", "codex: show the hook trust menu at start")
+	fs.BoolVar(&c.restoreOnEsc, "restore-on-esc", os.Getenv("FAKEENGINE_RESTORE_ON_ESC") == "1", "an Escape interrupt puts the prompt back into the input box")
 	if err := fs.Parse(ownArgs(fs, args)); err != nil {
 		return c, err
 	}
@@ -249,9 +253,15 @@ func run(cfg config) int {
 		f := <-e.events
 		f()
 	}
+	if e.crashed() {
+		return e.exitCode // a crash leaves the terminal as it was
+	}
 	os.Stdout.WriteString("\x1b[?2004l\x1b[?1049l")
 	return e.exitCode
 }
+
+// crashed: the process ends by a "crash N" prompt (mid-turn, no SessionEnd).
+func (e *engine) crashed() bool { return crashRE.MatchString(e.prompt) }
 
 func newID() string {
 	b := make([]byte, 16)
@@ -339,6 +349,10 @@ func (e *engine) readInput() {
 					key = "ctrl-c"
 				case 0x04:
 					key = "ctrl-d"
+				case 0x05:
+					key = "ctrl-e"
+				case 0x15:
+					key = "ctrl-u"
 				case '\t':
 					key = "tab"
 				}
@@ -399,7 +413,10 @@ func (e *engine) onKey(key string) {
 				e.input = e.input[:len(e.input)-1]
 				e.draw()
 			}
-		case "up", "down", "tab":
+		case "ctrl-u": // the input line is emptied (the cursor is at its end)
+			e.input = nil
+			e.draw()
+		case "up", "down", "tab", "ctrl-e":
 		default:
 			e.input = append(e.input, []rune(key)...)
 			e.draw()
@@ -460,6 +477,10 @@ func (e *engine) onKey(key string) {
 
 var exitRE = regexp.MustCompile(`\bexit (\d+)\b`)
 
+// crashRE: a prompt "crash N" starts a turn like any other, then the process dies mid-turn
+// with exit code N: no Stop, no SessionEnd, the screen left as it was (a crash, not a quit).
+var crashRE = regexp.MustCompile(`\bcrash (\d+)\b`)
+
 // Claude's spinner verbs while working, and its past-tense verbs on the done
 // line ("✻ Brewed for 1s · done 1:10 PM"), as the real 2.1.332 drew them.
 var (
@@ -500,6 +521,15 @@ func (e *engine) submit(text string) {
 		e.add("❯ "+firstLine, "")
 	}
 	e.fire("UserPromptSubmit", map[string]any{"prompt": text})
+	if m := crashRE.FindStringSubmatch(text); m != nil {
+		code, _ := strconv.Atoi(m[1])
+		e.setWorking()
+		e.after(e.cfg.turn/2, e.turn, func() {
+			e.exitCode = code
+			e.quit = true
+		})
+		return
+	}
 	perm, ask, fail := strings.Contains(text, "perm"), strings.Contains(text, "ask"), strings.Contains(text, "fail")
 	// A slow answer streams: its text grows on screen while the turn runs
 	// (Codex then shows no "Working" line, only the title spinner).
@@ -769,6 +799,9 @@ func (e *engine) interrupt() {
 	live := e.liveReply()
 	e.turn++
 	e.stopWorking(modeIdle)
+	if e.cfg.restoreOnEsc && len(e.input) == 0 {
+		e.input = []rune(e.prompt)
+	}
 	if e.cfg.style == "codex" {
 		if len(live) > 0 {
 			e.add(live...)

@@ -40,6 +40,9 @@ type Engine struct {
 	StripEnv []string `json:"stripEnv,omitempty"`
 	// BracketedPaste: prompts are sent inside ESC[200~ … ESC[201~.
 	BracketedPaste bool `json:"bracketedPaste"`
+	// ClearInput are the keys (send-keys names) that empty the engine's input line; the herd
+	// sends them before it types a queued prompt when the input line shows leftover text.
+	ClearInput []string `json:"clearInput,omitempty"`
 	// Prompt is a regex matching the engine's input line (Claude `❯ `, Codex
 	// `› `); it anchors the prompt_box and above_prompt regions.
 	Prompt string `json:"prompt,omitempty"`
@@ -319,4 +322,25 @@ func Classify(engine string, snap screen.Snapshot) Reading {
 // NewTracker returns a tracker using the default table; see Table.NewTracker.
 func NewTracker(engine string, onChange func(Fused)) *Tracker {
 	return Default().NewTracker(engine, onChange)
+}
+
+// InputLeftover reports whether the engine's input line on snap holds text: anything after the
+// prompt on the lowest prompt line (e.g. a prompt an Escape interrupt put back into the box).
+// False when the engine has no prompt pattern or the screen shows no prompt line.
+func (e *Engine) InputLeftover(snap screen.Snapshot) bool {
+	if e == nil || e.prompt == nil {
+		return false
+	}
+	l := newLayout(snap, e.prompt)
+	p := l.lastPromptLine(len(l.lines) - 1)
+	if p < 0 {
+		return false
+	}
+	line := l.lines[p]
+	loc := e.prompt.FindStringIndex(line)
+	if loc == nil {
+		return false
+	}
+	rest := strings.Trim(line[loc[1]:], " │|")
+	return strings.TrimSpace(rest) != ""
 }

@@ -40,6 +40,9 @@ const (
 	TriggerAPIError   = "fake-apierror"   // HTTP 400 with the API's error JSON
 	TriggerErrorEvent = "fake-errorevent" // HTTP 200, then an error event inside the stream
 	TriggerPlain      = "fake-plain"      // the plain answer (also the default)
+	// TriggerEcho answers "Echo answer: WORD" with the word written after it ("fake-echo q2"), so
+	// prompts sent one after another can be told apart by their answers.
+	TriggerEcho = "fake-echo"
 )
 
 // Kind names the scripted turn the server chose for a request.
@@ -55,6 +58,7 @@ const (
 	KindFinal      Kind = "final" // the answer after a tool result
 	KindSide       Kind = "side"  // a request without tools (titles)
 	KindNoTool     Kind = "notool"
+	KindEcho       Kind = "echo"
 )
 
 var triggers = []struct {
@@ -67,6 +71,7 @@ var triggers = []struct {
 	{TriggerAPIError, KindAPIError},
 	{TriggerErrorEvent, KindErrorEvent},
 	{TriggerPlain, KindPlain},
+	{TriggerEcho, KindEcho},
 }
 
 // Texts the scripted turns answer with. Tests look for them on the engine's screen.
@@ -285,8 +290,26 @@ func (s *Server) plan(c conversation) turn {
 		return turn{kind: KindNoTool, chunks: []string{"fake-question: no question tool offered among " + strings.Join(c.toolOrder, ",")}}
 	case KindAPIError, KindErrorEvent:
 		return turn{kind: kind, errMsg: ErrorMessage}
+	case KindEcho:
+		return turn{kind: kind, chunks: []string{EchoPrefix, echoWord(c.prompt)}}
 	}
 	return turn{kind: KindPlain, chunks: []string{"Plain answer ", "from the fake model: ", "pong."}}
+}
+
+// EchoPrefix starts the answer to TriggerEcho.
+const EchoPrefix = "Echo answer: "
+
+// echoWord is the word written after the last TriggerEcho in prompt ("" when none).
+func echoWord(prompt string) string {
+	i := strings.LastIndex(strings.ToLower(prompt), TriggerEcho)
+	if i < 0 {
+		return ""
+	}
+	f := strings.Fields(prompt[i+len(TriggerEcho):])
+	if len(f) == 0 {
+		return ""
+	}
+	return strings.Trim(f[0], ".,;:!?\"'")
 }
 
 // chooseKind returns the kind of the trigger word that appears last in the prompt.

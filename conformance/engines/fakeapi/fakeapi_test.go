@@ -249,6 +249,12 @@ func TestAnthropicQuestionAndErrors(t *testing.T) {
 		t.Fatalf("merged prompt answered %q, want the plain answer", got)
 	}
 
+	// The echo trigger answers with the word after it, so queued prompts can be told apart.
+	_, body = post(t, srv, "/v1/messages", claudeRequest(map[string]any{"role": "user", "content": "answer this " + TriggerEcho + " q2."}))
+	if got := streamedAnthropicText(t, body); got != EchoPrefix+"q2" {
+		t.Fatalf("echo answered %q, want %q", got, EchoPrefix+"q2")
+	}
+
 	// A side request (no tools) gets a short answer whatever it says.
 	_, body = post(t, srv, "/v1/messages", map[string]any{"stream": true, "messages": []any{map[string]any{"role": "user", "content": TriggerPermission}}})
 	if got := streamedAnthropicText(t, body); got != SideText {
