@@ -35,7 +35,7 @@ func (c *Client) waitError(ctx context.Context, r *WaitResult, states []string) 
 			timedOut = append(timedOut, fmt.Sprintf("%s (state %s)", o.Name, label))
 		case OutcomeEnded:
 			if o.ExitCode != nil { // its process died: say so, with the exit code
-				ended = append(ended, fmt.Sprintf("%s exited with code %d (state gone): `mosh herd read %s` shows its last screen, `mosh restore` restarts it", o.Name, *o.ExitCode, o.Name))
+				ended = append(ended, fmt.Sprintf("%s ended in state gone: its process exited with code %d (`mosh herd read %s` shows its last screen)", o.Name, *o.ExitCode, o.Name))
 				continue
 			}
 			ended = append(ended, fmt.Sprintf("%s ended in state %s without reaching %s", o.Name, label, want))
