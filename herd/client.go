@@ -423,6 +423,10 @@ func (c *Client) Report(ctx context.Context, name, state, kind string, ttl time.
 	}
 	var r ReportResult
 	p := ReportParams{Name: name, State: state, Kind: kind, TTLMs: ttl.Milliseconds(), Payload: payload}
+	if name == os.Getenv("MOSH_HERD_NAME") {
+		// A hook reporting for the member it runs in: the launch's nonce says which launch.
+		p.Nonce = os.Getenv(EnvNonce)
+	}
 	return &r, c.call(ctx, MethodReport, p, &r)
 }
 

@@ -2,6 +2,9 @@ package herd
 
 import (
 	"path/filepath"
+	"time"
+
+	"github.com/mosh-dev/mosh/herd/state"
 )
 
 // engineSpec is what the daemon needs to know to launch an engine. herd/state owns the real table
@@ -14,6 +17,21 @@ type engineSpec struct {
 	LaunchArgs     []string // always added (e.g. codex --no-daemon)
 	BracketedPaste bool     // prompts are wrapped in ESC[200~ … ESC[201~
 	StripEnv       []string // variable NAMES removed from the member's environment
+	// KeyGap, MenuSettle and MenuWait are the engines table's key timing (state.Engine's
+	// KeyGap, MenuSettle, MenuWait); zero for a program the table does not know means the
+	// table's defaults.
+	KeyGap, MenuSettle, MenuWait time.Duration
+}
+
+func (s engineSpec) keyGap() time.Duration     { return durOr(s.KeyGap, state.DefaultKeyGapMs) }
+func (s engineSpec) menuSettle() time.Duration { return durOr(s.MenuSettle, state.DefaultMenuSettleMs) }
+func (s engineSpec) menuWait() time.Duration   { return durOr(s.MenuWait, state.DefaultMenuWaitMs) }
+
+func durOr(d time.Duration, defMs int) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return time.Duration(defMs) * time.Millisecond
 }
 
 // engineTable resolves engine names and builds state trackers.
@@ -22,7 +40,9 @@ type engineTable interface {
 	Keys() []string
 	// NewTracker starts tracking a member; changed is called when the tracker changes its mind
 	// on its own (a report's grace period or TTL ended).
-	NewTracker(engine string, changed func()) tracker
+	// probe reads the terminal's foreground process (nil: none), the signal for programs no
+	// screen rule knows.
+	NewTracker(engine string, changed func(), probe func() *state.Foreground) tracker
 	// Doctor reports rules.json / engines.json problems.
 	Doctor() []DoctorCheck
 }

@@ -34,18 +34,21 @@ func (s stateEngines) Lookup(name string) (engineSpec, bool) {
 		bin = e.Binaries[0]
 	}
 	return engineSpec{Key: e.Name, Bin: bin, AgentArgs: e.AgentArgs, ResumeArgs: e.ResumeArgs, LaunchArgs: e.LaunchArgs,
-		BracketedPaste: e.BracketedPaste, StripEnv: e.StripEnv}, true
+		BracketedPaste: e.BracketedPaste, StripEnv: e.StripEnv, KeyGap: e.KeyGap(), MenuSettle: e.MenuSettle(), MenuWait: e.MenuWait()}, true
 }
 
 func (s stateEngines) Keys() []string { return s.t.Names() }
 
-func (s stateEngines) NewTracker(engine string, changed func()) tracker {
+func (s stateEngines) NewTracker(engine string, changed func(), probe func() *state.Foreground) tracker {
 	st := &stateTracker{}
 	st.tr = s.t.NewTracker(engine, func(state.Fused) {
 		if changed != nil {
 			changed()
 		}
 	})
+	if probe != nil {
+		st.tr.SetProbe(probe)
+	}
 	return st
 }
 
