@@ -40,9 +40,7 @@ type engineTable interface {
 	Keys() []string
 	// NewTracker starts tracking a member; changed is called when the tracker changes its mind
 	// on its own (a report's grace period or TTL ended).
-	// probe reads the terminal's foreground process (nil: none), the signal for programs no
-	// screen rule knows.
-	NewTracker(engine string, changed func(), probe func() *state.Foreground) tracker
+	NewTracker(engine string, changed func()) tracker
 	// Doctor reports rules.json / engines.json problems.
 	Doctor() []DoctorCheck
 }

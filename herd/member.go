@@ -144,7 +144,7 @@ func (d *daemon) startMember(ls launchSpec) (*member, error) {
 		attached: map[*attachment]struct{}{}, readDone: make(chan struct{}), exitDone: make(chan struct{}),
 		reading: Reading{State: StateUnknown, Authority: AuthorityScreen},
 	}
-	m.trk = d.engines.NewTracker(ls.engine, func() { d.refresh(m, false) }, m.probeForeground)
+	m.trk = d.engines.NewTracker(ls.engine, func() { d.refresh(m, false) })
 	m.scr = screen.New(cols, rows, screen.Options{History: HistoryLines, OnReply: m.writeReply, OnSettled: m.onSettled})
 
 	master, tty, err := pty.Open()
@@ -195,6 +195,7 @@ func nonBlockingCopy(f *os.File) (*os.File, error) {
 
 // run starts the member's read and wait loops; call once it is registered.
 func (m *member) run() {
+	m.trk.SetProbe(m.probeForeground)
 	go m.readLoop()
 	go m.waitLoop()
 }

@@ -39,16 +39,13 @@ func (s stateEngines) Lookup(name string) (engineSpec, bool) {
 
 func (s stateEngines) Keys() []string { return s.t.Names() }
 
-func (s stateEngines) NewTracker(engine string, changed func(), probe func() *state.Foreground) tracker {
+func (s stateEngines) NewTracker(engine string, changed func()) tracker {
 	st := &stateTracker{}
 	st.tr = s.t.NewTracker(engine, func(state.Fused) {
 		if changed != nil {
 			changed()
 		}
 	})
-	if probe != nil {
-		st.tr.SetProbe(probe)
-	}
 	return st
 }
 
@@ -90,6 +87,8 @@ func (s *stateTracker) Exit(code int, _ time.Time) { s.tr.Exited(code) }
 func (s *stateTracker) Prompted(now time.Time) { s.tr.Prompted(now) }
 
 func (s *stateTracker) Close() { s.tr.Close() }
+
+func (s *stateTracker) SetProbe(probe func() *state.Foreground) { s.tr.SetProbe(probe) }
 
 func (s *stateTracker) Readings(time.Time) (Reading, *Reading, *Reading) {
 	f := s.tr.Current()

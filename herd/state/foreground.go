@@ -53,9 +53,18 @@ const (
 // program runs silently, and never while it reads its terminal. The end of
 // a prompt's grace re-probes too, so the claim never hands over to a
 // reading older than the prompt. Call before the first Observe.
+//
+// A program that prints nothing at all has no settle either: until the
+// first settled screen the same re-probes read it.
 func (tr *Tracker) SetProbe(probe func() *Foreground) {
+	now := tr.now()
 	tr.mu.Lock()
 	tr.probe = probe
+	if tr.screen == nil && tr.probeAppliesLocked() {
+		tr.reprobeGap = reprobeFirst
+		tr.reprobeAt = now.Add(reprobeFirst)
+		tr.rearmLocked(now)
+	}
 	tr.mu.Unlock()
 }
 

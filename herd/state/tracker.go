@@ -415,7 +415,7 @@ func (tr *Tracker) recheck() {
 	// A reading taken from the foreground process is re-taken when its
 	// re-probe is due or a prompt's grace ends (the claim must not hand
 	// over to a reading older than the prompt).
-	if rd := tr.screen; isProbeReading(rd) && tr.probeAppliesLocked() && tr.exit == nil &&
+	if rd := tr.screen; (rd == nil || isProbeReading(rd)) && tr.probeAppliesLocked() && tr.exit == nil &&
 		((!tr.reprobeAt.IsZero() && !now.Before(tr.reprobeAt)) || (tr.prompt != nil && tr.prompt.Live && now.Sub(tr.prompt.At) >= tr.promptGraceLocked())) {
 		obs := tr.obs
 		tr.mu.Unlock()
@@ -425,12 +425,21 @@ func (tr *Tracker) recheck() {
 			tr.mu.Unlock()
 			return
 		}
-		if fg != nil && tr.obs == obs && tr.screen != nil {
-			r := *tr.screen
+		switch {
+		case fg != nil && tr.obs == obs:
+			// Nothing settled meanwhile: the process's word replaces the
+			// previous probe's (or stands in for a screen that never
+			// settled: a program that prints nothing).
+			var r Reading
+			if tr.screen != nil {
+				r = *tr.screen
+			}
 			fromForeground(&r, fg)
 			r.At = now
 			tr.screen = &r
 			tr.scheduleReprobeLocked(&r, now, false)
+		case tr.obs == obs && tr.screen == nil:
+			tr.reprobeAt, tr.reprobeGap = time.Time{}, 0 // nothing to read: stop
 		}
 	}
 	tr.due = time.Time{}

@@ -1,0 +1,228 @@
+package herd
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mosh-dev/mosh/herd/state"
+	"github.com/mosh-dev/mosh/runtime/exitcode"
+)
+
+// newHerdWith is newHerd with files written into the herd directory before the daemon starts
+// (an engines.json override, say).
+func newHerdWith(t *testing.T, files map[string]string) *herdT {
+	t.Helper()
+	home, err := os.MkdirTemp("", "mosh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := HerdDir(home)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("HOME", home)
+	t.Setenv("MOSH_HOME", home)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*testTimeout)
+	c, err := Connect(ctx, ConnectOptions{Home: home})
+	if err != nil {
+		cancel()
+		t.Fatalf("connect: %v", err)
+	}
+	h := &herdT{t: t, home: home, c: c, ctx: ctx}
+	t.Cleanup(func() {
+		stopDaemon(home)
+		c.Close()
+		cancel()
+		if t.Failed() {
+			if b, err := os.ReadFile(filepath.Join(home, "herd", "daemon.log")); err == nil {
+				t.Logf("daemon.log:\n%s", b)
+			}
+		}
+		os.RemoveAll(home)
+	})
+	return h
+}
+
+// A program no screen rule knows (cat echoes what it reads, no prompt) reads idle while it is
+// blocked reading its terminal, and a prompt --wait to it returns instead of hanging: the
+// terminal's foreground process is the signal, and explain names it.
+func TestPlainProgramIdleWhileReadingItsTerminal(t *testing.T) {
+	h := newHerd(t)
+	if _, err := h.c.Run(h.ctx, RunParams{Name: "cat", Argv: []string{"cat"}}); err != nil {
+		t.Fatal(err)
+	}
+	// cat prints nothing at start: no screen ever settled, the process says idle.
+	h.wait("cat", StateIdle)
+	if row := h.member("cat"); row.Authority != AuthorityScreen {
+		t.Fatalf("row %+v", row)
+	}
+	ex, err := h.c.Explain(h.ctx, "cat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex.Screen == nil || ex.Screen.Rule != state.RuleTTYReading || !strings.Contains(ex.Decided, "foreground process cat") ||
+		!strings.Contains(ex.Decided, "reading the terminal") {
+		t.Fatalf("explain should name the foreground process reading the terminal: %+v", ex)
+	}
+	p, err := h.c.Prompt(h.ctx, "cat", "hello cat", PromptOptions{Wait: true, Timeout: testTimeout})
+	if err != nil || p.Outcome != OutcomeMatched || p.State != StateIdle {
+		t.Fatalf("prompt --wait to cat: %+v %v", p, err)
+	}
+	if s := h.read("cat"); strings.Count(s, "hello cat") != 2 {
+		t.Fatalf("cat should have echoed the prompt:\n%s", s)
+	}
+}
+
+// A script that works silently reads working (its foreground process sleeps elsewhere), then
+// idle once it reads the terminal — without printing anything in between (re-probes) — and
+// working again after the input it waited for.
+func TestPlainProgramWorkingWhileItRunsSilently(t *testing.T) {
+	h := newHerd(t)
+	h.run("job", "sleep 1; read x; echo got $x; exec sleep 600")
+	h.wait("job", StateWorking)
+	ex, err := h.c.Explain(h.ctx, "job")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex.Screen == nil || ex.Screen.Rule != state.RuleTTYRunning || !strings.Contains(ex.Decided, "sleep") {
+		t.Fatalf("explain should name the running foreground process: %+v", ex)
+	}
+	h.wait("job", StateIdle)
+	if _, err := h.c.Prompt(h.ctx, "job", "input", PromptOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.wait("job", StateWorking)
+	if s := h.read("job"); !strings.Contains(s, "got input") {
+		t.Fatalf("the script should have read its input:\n%s", s)
+	}
+}
+
+// A nested engine (a tool of the member's engine running `claude -p`) inherits MOSH_HERD_NAME
+// and fires its own hooks: its reports are ignored, so the parent's turn stays working and its
+// task ends with the parent's own answer; explain lists the ignored reports.
+func TestNestedEngineReportsAreIgnored(t *testing.T) {
+	h := newHerd(t)
+	env := fakeEnv(t, "claude", true)
+	if _, err := h.c.Start(h.ctx, StartParams{Engine: "claude", Name: "parent", Env: env}); err != nil {
+		t.Fatal(err)
+	}
+	h.wait("parent", StateIdle)
+	r, err := h.c.Prompt(h.ctx, "parent", "nested call a child", PromptOptions{Wait: true, States: []string{"done", "idle"}, Timeout: testTimeout})
+	if err != nil || r.Outcome != OutcomeMatched {
+		t.Fatalf("prompt: %+v %v", r, err)
+	}
+	// The turn ended when the parent's own Stop came, after the child's answer was on screen.
+	if s := h.read("parent"); !strings.Contains(s, "the nested engine's answer") {
+		t.Fatalf("the parent's turn ended before its tool (the nested engine) finished:\n%s", s)
+	}
+	ex, err := h.c.Explain(h.ctx, "parent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nested := 0
+	for _, ig := range ex.IgnoredReports {
+		if strings.Contains(ig.Why, "nested engine") {
+			nested++
+		}
+	}
+	if nested < 2 {
+		t.Fatalf("explain should list the nested engine's UserPromptSubmit and Stop as ignored: %+v", ex.IgnoredReports)
+	}
+	store, err := openLedger(HerdDir(h.home))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	if _, err := h.c.Prompt(h.ctx, "parent", "flush the ledger queue", PromptOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	task, err := store.Task(r.Task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task.Artifact == nil || task.Artifact.Text != "nested call a child" {
+		t.Fatalf("the parent's task must end with its own answer, not the nested engine's: %+v", task.Artifact)
+	}
+}
+
+// A hook's blocked arrives before the engine draws its menu, and the menu ignores keys for a
+// moment after it appears: send-keys and prompt --answer sent the moment the member reads
+// blocked wait for the question on screen and are applied.
+func TestAnswerWaitsForTheMenu(t *testing.T) {
+	h := newHerd(t)
+	env := append(fakeEnv(t, "claude", true), "FAKEENGINE_MENU_DELAY=600ms", "FAKEENGINE_MENU_DEAF=100ms")
+	if _, err := h.c.Start(h.ctx, StartParams{Engine: "claude", Name: "late", Env: env}); err != nil {
+		t.Fatal(err)
+	}
+	h.wait("late", StateIdle)
+	for _, answer := range []string{"send-keys", "prompt --answer"} {
+		r, err := h.c.Prompt(h.ctx, "late", "perm deploy", PromptOptions{Wait: true, States: []string{"blocked"}, Timeout: testTimeout})
+		if err != nil || r.State != StateBlocked {
+			t.Fatalf("perm: %+v %v", r, err)
+		}
+		if answer == "send-keys" {
+			_, err = h.c.SendKeys(h.ctx, "late", "1")
+		} else {
+			_, err = h.c.Prompt(h.ctx, "late", "1", PromptOptions{Answer: true})
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", answer, err)
+		}
+		// Typed before the menu was drawn, the key would land in the input box and the menu
+		// would stay open: the member would never read done.
+		h.wait("late", StateDone)
+	}
+}
+
+// A member a hook says is blocked whose screen never shows a question: the answer is not typed,
+// and the error says why (exit code 2).
+func TestAnswerRefusedWhenTheQuestionNeverAppears(t *testing.T) {
+	h := newHerd(t)
+	env := fakeEnv(t, "claude", false)
+	if _, err := h.c.Start(h.ctx, StartParams{Engine: "claude", Name: "nq", Env: env}); err != nil {
+		t.Fatal(err)
+	}
+	h.wait("nq", StateIdle)
+	if _, err := h.c.Report(h.ctx, "nq", "blocked", "permission", 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	h.wait("nq", StateBlocked)
+	_, err := h.c.SendKeys(h.ctx, "nq", "1")
+	wantCode(t, err, exitcode.Timeout)
+	if !strings.Contains(err.Error(), "has not shown the question") || !strings.Contains(err.Error(), "nothing was typed") {
+		t.Fatalf("the error should say what happened: %v", err)
+	}
+	if s := h.read("nq"); strings.Contains(s, "❯\u00a01") || strings.Contains(s, "❯ 1") {
+		t.Fatalf("the key was typed anyway:\n%s", s)
+	}
+}
+
+// send-keys Escape Escape interrupts an engine that reads two Escapes in one read as one press
+// (OpenCode): the keys go in separate writes, the engine's key gap apart.
+func TestSendKeysPacesEscapes(t *testing.T) {
+	h := newHerdWith(t, map[string]string{"engines.json": `{"engines": [{"name": "claude", "keyGapMs": 300}]}`})
+	env := append(fakeEnv(t, "claude", false), "FAKEENGINE_ESC_TWICE=1")
+	if _, err := h.c.Start(h.ctx, StartParams{Engine: "claude", Name: "oc", Env: env}); err != nil {
+		t.Fatal(err)
+	}
+	h.wait("oc", StateIdle)
+	if _, err := h.c.Prompt(h.ctx, "oc", "slow story", PromptOptions{Wait: true, States: []string{"working"}, Timeout: testTimeout}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := h.c.SendKeys(h.ctx, "oc", "Escape", "Escape")
+	if err != nil || res.Bytes != 2 {
+		t.Fatalf("send-keys: %+v %v", res, err)
+	}
+	h.wait("oc", StateIdle)
+	if s := h.read("oc"); !strings.Contains(s, "Interrupted") {
+		t.Fatalf("two Escapes should have interrupted the turn:\n%s", s)
+	}
+}
