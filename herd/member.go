@@ -62,13 +62,14 @@ type member struct {
 	// remote is set for a remote member (remote.go), which has no process, pty, screen or tracker.
 	remote *remoteLink
 
-	cmd     *exec.Cmd
-	ptmx    *os.File
-	pid     int
+	cmd  *exec.Cmd
+	ptmx *os.File
+	pid  int
+	scr  *screen.Screen
+	trk  tracker
+
 	ttyName string // the terminal's path (/dev/pts/N), for the foreground probe
 	nonce   string // MOSH_HERD_NONCE of this launch: a report carrying another is not this member's
-	scr     *screen.Screen
-	trk     tracker
 
 	// writeMu keeps a prompt's text and its Enter together: no other write lands between them.
 	writeMu sync.Mutex
@@ -80,9 +81,11 @@ type member struct {
 	exited     bool
 	removed    bool // killed or pruned: the name no longer refers to this member
 	exitCode   int
-	task       *openTask       // the last prompt's task until it ends (tasks_record.go)
-	lastClosed *closedTask     // the task that ended last, until the next prompt
-	ignored    []IgnoredReport // the last reports not applied (reporter.go), for explain
+	task       *openTask   // the last prompt's task until it ends (tasks_record.go)
+	lastClosed *closedTask // the task that ended last, until the next prompt
+
+	// ignored are the last reports not applied (reporter.go), for explain.
+	ignored []IgnoredReport
 
 	// menuSince is when the settled screen began to read blocked (zero while it does not):
 	// an answer waits for the engine's menu settle from then (answer.go).
