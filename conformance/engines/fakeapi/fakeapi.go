@@ -40,6 +40,7 @@ const (
 	TriggerAPIError   = "fake-apierror"   // HTTP 400 with the API's error JSON
 	TriggerErrorEvent = "fake-errorevent" // HTTP 200, then an error event inside the stream
 	TriggerPlain      = "fake-plain"      // the plain answer (also the default)
+	TriggerNested     = "fake-nested"     // a shell tool call running a nested `claude -p` (NestedCommand)
 )
 
 // Kind names the scripted turn the server chose for a request.
@@ -55,6 +56,7 @@ const (
 	KindFinal      Kind = "final" // the answer after a tool result
 	KindSide       Kind = "side"  // a request without tools (titles)
 	KindNoTool     Kind = "notool"
+	KindNested     Kind = "nested" // the shell call that starts a nested engine
 )
 
 var triggers = []struct {
@@ -67,6 +69,7 @@ var triggers = []struct {
 	{TriggerAPIError, KindAPIError},
 	{TriggerErrorEvent, KindErrorEvent},
 	{TriggerPlain, KindPlain},
+	{TriggerNested, KindNested},
 }
 
 // Texts the scripted turns answer with. Tests look for them on the engine's screen.
@@ -78,6 +81,10 @@ const (
 	ErrorMessage = "fake-apierror: the fake model rejected this request"
 	// PermissionCommand is the shell command every engine is asked to run.
 	PermissionCommand = "touch perm.txt"
+	// NestedCommand is the shell command of the nested turn: an engine inside the member's
+	// engine, as a tool runs it (its prompt gets the plain answer), then a pause during which the
+	// parent's turn is still running its tool.
+	NestedCommand = `claude -p "nested child says fake-plain" && sleep 4`
 )
 
 // SlowChunks is how many pieces the slow answer is streamed in.
@@ -278,6 +285,11 @@ func (s *Server) plan(c conversation) turn {
 			return turn{kind: kind, call: call}
 		}
 		return turn{kind: KindNoTool, chunks: []string{"fake-perm: no shell tool offered among " + strings.Join(c.toolOrder, ",")}}
+	case KindNested:
+		if call := shellCall(c, NestedCommand, "Run a nested claude"); call != nil {
+			return turn{kind: kind, call: call}
+		}
+		return turn{kind: KindNoTool, chunks: []string{"fake-perm: no shell tool offered among " + strings.Join(c.toolOrder, ",")}}
 	case KindQuestion:
 		if call := questionCall(c); call != nil {
 			return turn{kind: kind, call: call}
@@ -325,6 +337,14 @@ func permissionCall(c conversation) *toolCall {
 		return &toolCall{name: name, args: mustJSON(args)}
 	}
 	return nil
+}
+
+// shellCall is a Bash tool call running command (Claude Code's tool; nil when not offered).
+func shellCall(c conversation, command, description string) *toolCall {
+	if _, ok := c.tools["Bash"]; !ok {
+		return nil
+	}
+	return &toolCall{name: "Bash", args: mustJSON(map[string]any{"command": command, "description": description})}
 }
 
 func questionCall(c conversation) *toolCall {
