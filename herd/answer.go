@@ -72,8 +72,9 @@ func (d *daemon) awaitQuestion(ctx context.Context, m *member, verb string) erro
 			}
 			return exitcode.New(exitcode.Timeout,
 				"%s reads blocked (%s) but its screen has not shown the question within %s (it reads %s): nothing was typed, "+
-					"as a key sent before the engine draws its menu is lost. See the screen with `mosh herd read %s` and why with `mosh herd explain %s`, then retry",
-				m.name, who, time.Since(start).Round(100*time.Millisecond), shows, m.name, m.name)
+					"as a key sent before the engine draws its menu is lost. See the screen with `mosh herd read %s` and why with `mosh herd explain %s`; "+
+					"to type anyway use `mosh herd send-keys --now %s KEY…`",
+				m.name, who, time.Since(start).Round(100*time.Millisecond), shows, m.name, m.name, m.name)
 		case <-ctx.Done():
 			return exitcode.New(exitcode.Interrupted, "%s to %s was canceled while waiting for its question to appear; nothing was typed", verb, m.name)
 		}

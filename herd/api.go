@@ -251,6 +251,8 @@ type ReadResult struct {
 type SendKeysParams struct {
 	Name string   `json:"name"`
 	Keys []string `json:"keys"`
+	// Now types at once: no wait for a blocked member's question to appear on screen.
+	Now bool `json:"now,omitempty"`
 }
 
 type SendKeysResult struct {

@@ -362,6 +362,13 @@ func (c *Client) SendKeys(ctx context.Context, name string, keys ...string) (*Se
 	return &r, c.call(ctx, MethodSendKeys, SendKeysParams{Name: name, Keys: keys}, &r)
 }
 
+// SendKeysNow is SendKeys without the wait for a blocked member's question to appear on screen
+// (`send-keys --now`).
+func (c *Client) SendKeysNow(ctx context.Context, name string, keys ...string) (*SendKeysResult, error) {
+	var r SendKeysResult
+	return &r, c.call(ctx, MethodSendKeys, SendKeysParams{Name: name, Keys: keys, Now: true}, &r)
+}
+
 // Wait blocks until the members reach one of opts.States (default blocked,done). The result is
 // returned even when err is set: timeout → exit 2, ended/gone → exit 3.
 func (c *Client) Wait(ctx context.Context, names []string, opts WaitOptions) (*WaitResult, error) {

@@ -82,6 +82,17 @@ func encodeKey(k string) ([]byte, error) {
 	return []byte(k), nil // digits, y/n, literal text: sent as typed
 }
 
+// isInterrupt: the keys are Ctrl-C (or Ctrl-\) alone, which a user sends to stop a member in
+// whatever state, never as an answer to its question.
+func isInterrupt(presses [][]byte) bool {
+	for _, b := range presses {
+		if len(b) != 1 || (b[0] != 0x03 && b[0] != 0x1c) {
+			return false
+		}
+	}
+	return len(presses) > 0
+}
+
 func ctrlByte(c byte) (byte, bool) {
 	switch {
 	case c >= 'a' && c <= 'z':

@@ -420,8 +420,12 @@ func hSendKeys(ctx context.Context, sc *serverConn, params json.RawMessage) (any
 	if m.remote != nil {
 		return nil, notATerminal(m, "send-keys")
 	}
-	if err := sc.d.awaitQuestion(ctx, m, "send-keys"); err != nil {
-		return nil, err
+	// An answer waits for the question on screen (answer.go); an interrupt (C-c alone) is not an
+	// answer and goes at once, as does anything with now.
+	if !p.Now && !isInterrupt(presses) {
+		if err := sc.d.awaitQuestion(ctx, m, "send-keys"); err != nil {
+			return nil, err
+		}
 	}
 	n, err := m.writePresses(ctx, presses)
 	if err != nil {

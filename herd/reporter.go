@@ -22,9 +22,10 @@ import (
 //     /proc parent chain. When the chain passes through the member's process, the reporting
 //     engine is the nearest ancestor that is not a shell (a hook runs as `sh -c …` under the
 //     engine). The first such engine to report is pinned as the member's engine; a later report
-//     from an engine that descends from the pinned one is a nested agent's and is ignored. If
-//     the pinned process is gone (a wrapper script started the engine again), the next
-//     reporter is pinned.
+//     from an engine that descends from the pinned one through a shell (a tool's shell ran it)
+//     is a nested agent's and is ignored — a helper process the engine started directly is the
+//     engine's own. If the pinned process is gone (a wrapper script started the engine again),
+//     the next reporter is pinned.
 //
 // A report from outside the member's process tree with no nonce (a person or a script
 // reporting by name) is taken as before. Ignored reports are logged and kept for explain.
@@ -74,6 +75,9 @@ func (d *daemon) foreignReport(m *member, nonce string, peer int) string {
 	pinned := m.enginePid
 	switch {
 	case pinned == 0 || pinned == engine.pid:
+	case inChain(chain, pinned, engine.pid) && !shellBetween(chain, engine.pid, pinned):
+		// A helper process of the engine itself (no tool shell between them): the same engine.
+		return ""
 	case inChain(chain, pinned, engine.pid):
 		return fmt.Sprintf("it came from a nested engine: %s (pid %d) runs inside %s's own engine (pid %d), as a tool started it",
 			engine.comm, engine.pid, m.name, pinned)
@@ -87,6 +91,23 @@ func (d *daemon) foreignReport(m *member, nonce string, peer int) string {
 		d.logger.Printf("%s: hooks of %s (pid %d) report for this member", m.name, engine.comm, engine.pid)
 	}
 	return ""
+}
+
+// shellBetween says whether a shell (a runner) sits strictly between below and above in chain
+// (nearest first): a tool's shell that started a nested engine.
+func shellBetween(chain []procStat, below, above int) bool {
+	in := false
+	for _, st := range chain {
+		switch {
+		case st.pid == below:
+			in = true
+		case st.pid == above:
+			return false
+		case in && runners[st.comm]:
+			return true
+		}
+	}
+	return false
 }
 
 // inChain says whether pid is an ancestor of below in chain (nearest first).

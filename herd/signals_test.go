@@ -203,6 +203,40 @@ func TestAnswerRefusedWhenTheQuestionNeverAppears(t *testing.T) {
 	if s := h.read("nq"); strings.Contains(s, "❯\u00a01") || strings.Contains(s, "❯ 1") {
 		t.Fatalf("the key was typed anyway:\n%s", s)
 	}
+	// --now types at once: the key lands in the input box.
+	sub, err := h.c.Subscribe(h.ctx, "nq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	if _, err := h.c.SendKeysNow(h.ctx, "nq", "z"); err != nil {
+		t.Fatal(err)
+	}
+	for !strings.Contains(h.read("nq"), "❯\u00a0z") {
+		select {
+		case <-sub.Events():
+		case <-h.ctx.Done():
+			t.Fatalf("send-keys --now did not type:\n%s", h.read("nq"))
+		}
+	}
+}
+
+// Which engine reports: a helper the engine started directly is the engine's own; an engine a
+// tool's shell started below it is nested.
+func TestReporterChain(t *testing.T) {
+	// reporter 50 ← sh 40 ← claude -p 30 ← bash 20 ← claude 10 (pinned)
+	nested := []procStat{{pid: 50, comm: "mosh"}, {pid: 40, comm: "sh"}, {pid: 30, comm: "claude"}, {pid: 20, comm: "bash"}, {pid: 10, comm: "claude"}}
+	if !inChain(nested, 10, 30) || !shellBetween(nested, 30, 10) {
+		t.Fatal("a claude under a tool's bash should read as nested")
+	}
+	// reporter 50 ← sh 40 ← worker 30 ← claude 10
+	helper := []procStat{{pid: 50, comm: "mosh"}, {pid: 40, comm: "sh"}, {pid: 30, comm: "worker"}, {pid: 10, comm: "claude"}}
+	if !inChain(helper, 10, 30) || shellBetween(helper, 30, 10) {
+		t.Fatal("a helper process of the engine is not a nested engine")
+	}
+	if inChain(nested, 30, 10) {
+		t.Fatal("the pinned engine is not below the reporter's")
+	}
 }
 
 // send-keys Escape Escape interrupts an engine that reads two Escapes in one read as one press

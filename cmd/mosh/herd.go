@@ -550,7 +550,7 @@ func (h *herdCLI) readCmd() *cobra.Command {
 }
 
 func (h *herdCLI) sendKeysCmd() *cobra.Command {
-	var asJSON bool
+	var asJSON, now bool
 	cmd := &cobra.Command{
 		Use:   "send-keys NAME KEY…",
 		Short: "send keys to a member: Enter, Escape, C-c, Up/Down/Left/Right, Tab, BSpace, Space, digits, literal text",
@@ -566,7 +566,11 @@ func (h *herdCLI) sendKeysCmd() *cobra.Command {
 				return err
 			}
 			return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {
-				r, err := c.SendKeys(ctx, args[0], args[1:]...)
+				send := c.SendKeys
+				if now {
+					send = c.SendKeysNow
+				}
+				r, err := send(ctx, args[0], args[1:]...)
 				if err != nil {
 					return err
 				}
@@ -579,6 +583,7 @@ func (h *herdCLI) sendKeysCmd() *cobra.Command {
 	}
 	cmd.Flags().SetInterspersed(false) // a key like "-n" is text for the member, not a flag
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print {name, bytes} as JSON")
+	cmd.Flags().BoolVar(&now, "now", false, "type at once, even to a member a hook reports blocked whose screen has not shown the question yet")
 	return cmd
 }
 
