@@ -816,6 +816,12 @@ func (r *run) nested() error {
 			last = &tasks[i]
 		}
 	}
+	if last != nil {
+		// The list leaves artifacts out: read the task itself.
+		if last, err = r.herd.Client.Task(r.ctx, last.ID); err != nil {
+			return fmt.Errorf("nested: task: %w", err)
+		}
+	}
 	switch {
 	case last == nil:
 		res.OK, res.Note = false, "no task for the nested prompt"
