@@ -214,7 +214,7 @@ type Runner struct {
 
 // FixtureSteps are the steps whose screens are worth keeping as classifier fixtures.
 var FixtureSteps = []string{"startup", "plain", "slow-working", "perm-asked", "perm-approved", "perm-denied",
-	"question-asked", "esc-working", "esc-interrupted", "api-error", "tool-no-prompt"}
+	"question-asked", "esc-working", "esc-interrupted", "api-error", "tool-no-prompt", "esc-once"}
 
 // turnEnd is a moment the engine's turn ended (ground truth from the fake API or the keys
 // pressed), up to the next prompt.
@@ -714,8 +714,17 @@ func (r *run) escOnce() error {
 	if _, err := r.press(r.Engine.Interrupt[:1]); err != nil {
 		return err
 	}
-	// Well inside the 5 s the engine waits for the second Escape, after the screen showed it.
-	r.mirror.WaitStable(r.ctx, 500*time.Millisecond, 2*time.Second)
+	// Read while the engine asks for the second Escape (it keeps streaming meanwhile), then
+	// give it that Escape inside its window.
+	note := ""
+	if _, err := r.mirror.WaitScreen(r.ctx, 3*time.Second, func(s screen.Snapshot) bool {
+		return strings.Contains(s.Text(), "esc again to interrupt")
+	}); err != nil {
+		note = "the screen never showed \"esc again to interrupt\" after one Escape"
+	}
+	// The daemon's screen settles a moment after the mirror's.
+	r.mirror.WaitStable(r.ctx, 150*time.Millisecond, 600*time.Millisecond)
+	r.pendingNote = note
 	r.check("esc-once", time.Time{})
 	if _, err := r.press(r.Engine.Interrupt[1:]); err != nil {
 		return err
