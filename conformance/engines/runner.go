@@ -705,8 +705,9 @@ func (r *run) pressTogether(seq []string) (time.Time, error) {
 }
 
 // escOnce (engines whose interrupt takes two Escapes: OpenCode) sends one Escape mid-stream:
-// the engine keeps streaming and asks for a second press, and the herd must still read working.
-// The second Escape then interrupts.
+// the engine keeps streaming and asks for a second press ("esc again to interrupt"), and the
+// herd must still read working, not the done of an older turn's line. The second Escape follows
+// (whether it still lands inside the engine's window does not matter to the step).
 func (r *run) escOnce() error {
 	if err := r.streaming("one more long story "+fakeapi.TriggerSlow, 30*time.Second); err != nil {
 		return err
@@ -714,17 +715,23 @@ func (r *run) escOnce() error {
 	if _, err := r.press(r.Engine.Interrupt[:1]); err != nil {
 		return err
 	}
-	// Read while the engine asks for the second Escape (it keeps streaming meanwhile), then
-	// give it that Escape inside its window.
-	note := ""
-	if _, err := r.mirror.WaitScreen(r.ctx, 3*time.Second, func(s screen.Snapshot) bool {
-		return strings.Contains(s.Text(), "esc again to interrupt")
-	}); err != nil {
-		note = "the screen never showed \"esc again to interrupt\" after one Escape"
+	// Read while the engine asks for the second Escape (it keeps streaming meanwhile; the
+	// prompt stays up for well under the 5 s once reported), as soon as the daemon's own screen
+	// shows it, then give it that Escape.
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		x, err := r.herd.Client.Explain(r.ctx, r.name)
+		if err == nil && strings.Contains(strings.Join(x.Bottom, "\n"), "esc again to interrupt") {
+			break
+		}
+		if time.Now().After(deadline) {
+			r.pendingNote = "the daemon's screen never showed \"esc again to interrupt\" after one Escape"
+			break
+		}
+		if err := r.pause(deadline.Add(time.Second), "esc-once"); err != nil {
+			return err
+		}
 	}
-	// The daemon's screen settles a moment after the mirror's.
-	r.mirror.WaitStable(r.ctx, 150*time.Millisecond, 600*time.Millisecond)
-	r.pendingNote = note
 	r.check("esc-once", time.Time{})
 	if _, err := r.press(r.Engine.Interrupt[1:]); err != nil {
 		return err
