@@ -773,16 +773,16 @@ func (r *run) answerOnHook() error {
 		} else {
 			notes = append(notes, fmt.Sprintf("round %d (blocked by %s): the answer was lost", i+1, auth))
 		}
-		// Recover: answer again now that the menu is on screen, and clear what the lost key typed.
+		// Recover: answer again now that the menu is on screen (the daemon no longer reads it
+		// blocked once the lost key reached the input box, so --now), and go on counting.
 		r.settle()
-		if _, err := r.press(e.Approve); err != nil {
+		if _, err := r.herd.Client.SendKeysNow(r.ctx, r.name, e.Approve...); err != nil {
 			return err
 		}
 		if _, err := r.waitServed(fakeapi.KindFinal, 30*time.Second); err != nil {
 			return fmt.Errorf("answer-on-hook round %d: even a late answer was not applied: %w", i+1, err)
 		}
 		r.settle()
-		break
 	}
 	res := Result{Step: "answer-on-hook", Expect: e.Expected("answer-on-hook"), ExpectAuth: e.ExpectedAuthority("answer-on-hook"),
 		Observed: fmt.Sprintf("%d/%d", applied, AnswerRounds), Authority: "-", At: time.Since(r.start), Snap: r.mirror.Snapshot(),
