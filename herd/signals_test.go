@@ -260,3 +260,31 @@ func TestSendKeysPacesEscapes(t *testing.T) {
 		t.Fatalf("two Escapes should have interrupted the turn:\n%s", s)
 	}
 }
+
+// A report carrying another launch's MOSH_HERD_NONCE (an orphan of an earlier member of the
+// same name) is ignored and listed by explain; one by name from outside, without a nonce, counts.
+func TestReportFromAnotherLaunchIsIgnored(t *testing.T) {
+	h := newHerd(t)
+	h.run("nn", "printf 'ready> '; read x; sleep 600")
+	h.wait("nn", StateIdle)
+	t.Setenv("MOSH_HERD_NAME", "nn")
+	t.Setenv(EnvNonce, "an-earlier-launch")
+	r, err := h.c.Report(h.ctx, "nn", "working", "", 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Accepted || !strings.Contains(r.Ignored, "another launch") {
+		t.Fatalf("a report from another launch: %+v", r)
+	}
+	if row := h.member("nn"); row.State != StateIdle {
+		t.Fatalf("the ignored report changed the state: %+v", row)
+	}
+	ex, err := h.c.Explain(h.ctx, "nn")
+	if err != nil || len(ex.IgnoredReports) != 1 || ex.IgnoredReports[0].State != "working" {
+		t.Fatalf("explain should list the ignored report: %+v %v", ex.IgnoredReports, err)
+	}
+	os.Unsetenv(EnvNonce)
+	if r, err := h.c.Report(h.ctx, "nn", "working", "", 0, nil); err != nil || !r.Accepted {
+		t.Fatalf("a report by name from outside the member: %+v %v", r, err)
+	}
+}
