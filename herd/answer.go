@@ -15,7 +15,9 @@ import (
 // (engines table menuSettleMs) has passed since it appeared. The wait is event-driven (the
 // member's screen settles wake it) and bounded by the engine's menuWaitMs: past it nothing is
 // typed and the error says what happened. A member that does not read blocked, a remote one
-// or one that exited is not held.
+// or one that exited is not held; nor is a program without hooks in the engines table (cat, a
+// shell, a script) whose screen does not show the question: no hook runs ahead of its screen,
+// and it has no menu to wait for, only the state someone reported.
 func (d *daemon) awaitQuestion(ctx context.Context, m *member, verb string) error {
 	if m.remote != nil {
 		return nil
@@ -52,6 +54,9 @@ func (d *daemon) awaitQuestion(ctx context.Context, m *member, verb string) erro
 				t.Stop()
 				return exitcode.New(exitcode.Interrupted, "%s to %s was canceled before anything was typed", verb, m.name)
 			}
+		}
+		if !m.spec.Hooks {
+			return nil
 		}
 		select {
 		case <-sub.wake:

@@ -21,6 +21,9 @@ type engineSpec struct {
 	// KeyGap, MenuSettle, MenuWait); zero for a program the table does not know means the
 	// table's defaults.
 	KeyGap, MenuSettle, MenuWait time.Duration
+	// Hooks: the engine has a hook spec, so a hook may report a question before the screen
+	// shows it (answers wait for it, answer.go).
+	Hooks bool
 }
 
 func (s engineSpec) keyGap() time.Duration     { return durOr(s.KeyGap, state.DefaultKeyGapMs) }

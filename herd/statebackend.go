@@ -34,7 +34,7 @@ func (s stateEngines) Lookup(name string) (engineSpec, bool) {
 		bin = e.Binaries[0]
 	}
 	return engineSpec{Key: e.Name, Bin: bin, AgentArgs: e.AgentArgs, ResumeArgs: e.ResumeArgs, LaunchArgs: e.LaunchArgs,
-		BracketedPaste: e.BracketedPaste, StripEnv: e.StripEnv, KeyGap: e.KeyGap(), MenuSettle: e.MenuSettle(), MenuWait: e.MenuWait()}, true
+		BracketedPaste: e.BracketedPaste, StripEnv: e.StripEnv, KeyGap: e.KeyGap(), MenuSettle: e.MenuSettle(), MenuWait: e.MenuWait(), Hooks: e.Hooks != nil}, true
 }
 
 func (s stateEngines) Keys() []string { return s.t.Names() }
