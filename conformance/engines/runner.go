@@ -805,6 +805,8 @@ func (r *run) nested() error {
 	if _, err := r.herd.Client.Wait(r.ctx, []string{r.name}, herd.WaitOptions{States: []string{"blocked"}, Timeout: 60 * time.Second}); err != nil {
 		return fmt.Errorf("nested: the shell tool's permission prompt: %w", err)
 	}
+	// Approved once the menu is on screen (answer-on-hook tests answering earlier).
+	r.settle()
 	if _, err := r.herd.Client.SendKeys(r.ctx, r.name, e.AnswerOnHook...); err != nil {
 		return fmt.Errorf("nested: approving the shell tool: %w", err)
 	}
