@@ -23,7 +23,18 @@
 //	fail     an API error (Claude: a "● API Error: 400 …" line and
 //	         StopFailure; Codex: "■ {"error":…}" and no hook)
 //	exit N   exit with code N (SessionEnd)
+//	nested   a Bash tool runs a nested copy of this engine (`--headless`, like
+//	         `claude -p`): it inherits the member's environment and fires its
+//	         own UserPromptSubmit and Stop under the member's name; the turn
+//	         goes on working and ends with its own answer
 //	other    a reply "● <text>" and a done line
+//
+// --menu-delay D fires a dialog's hook D before the dialog is drawn (the real
+// Claude ~0.5 s, Codex ~1 s; keys meanwhile land in the input box), and
+// --menu-deaf D ignores keys for D after it is drawn (Claude ~100 ms).
+// --esc-twice makes Esc behave like OpenCode's: the first press while
+// working shows "esc again to interrupt", a second interrupts, and Escapes
+// read in one read are one press.
 //
 // Esc while working interrupts (no hook fires, like the real engines).
 // Ctrl-C while working interrupts; at the prompt Ctrl-C or Ctrl-D exits.
@@ -32,6 +43,7 @@
 //
 //	fakeengine [--style claude|codex] [--settings PATH] [--turn 1s] [--slow 30s]
 //	           [--tick 100ms] [--notify-after 6s] [--idle-notify 60s] [--hook-trust]
+//	           [--menu-delay 0] [--menu-deaf 0] [--esc-twice] [--headless]
 //
 // Every duration flag also reads FAKEENGINE_<NAME> (FAKEENGINE_TURN=50ms).
 // Other flags and arguments (the real engines' launch, agent and resume
