@@ -620,6 +620,7 @@ func (e *engine) runNested(id int, reply string) {
 				res = err.Error()
 			}
 			e.add("  ⎿  "+res, "")
+			e.draw()
 			e.after(e.cfg.turn, id, func() { e.finish(reply) })
 		}
 	}()
