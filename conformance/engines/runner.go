@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -750,9 +751,13 @@ func (r *run) escOnce() error {
 // again once the menu shows, and the step fails with the count.
 func (r *run) answerOnHook() error {
 	e := r.Engine
+	rounds := AnswerRounds
+	if n, err := strconv.Atoi(os.Getenv("MOSH_ENGINES_ANSWER_ROUNDS")); err == nil && n > 0 {
+		rounds = n // a shorter run while debugging; the step then expects n/n
+	}
 	applied := 0
 	var notes []string
-	for i := 0; i < AnswerRounds; i++ {
+	for i := 0; i < rounds; i++ {
 		if err := r.prompt(fmt.Sprintf("create the file, round %d %s", i+1, fakeapi.TriggerPermission)); err != nil {
 			return err
 		}
@@ -784,8 +789,12 @@ func (r *run) answerOnHook() error {
 		}
 		r.settle()
 	}
-	res := Result{Step: "answer-on-hook", Expect: e.Expected("answer-on-hook"), ExpectAuth: e.ExpectedAuthority("answer-on-hook"),
-		Observed: fmt.Sprintf("%d/%d", applied, AnswerRounds), Authority: "-", At: time.Since(r.start), Snap: r.mirror.Snapshot(),
+	expect := e.Expected("answer-on-hook")
+	if rounds != AnswerRounds {
+		expect = []string{fmt.Sprintf("%d/%d", rounds, rounds)}
+	}
+	res := Result{Step: "answer-on-hook", Expect: expect, ExpectAuth: e.ExpectedAuthority("answer-on-hook"),
+		Observed: fmt.Sprintf("%d/%d", applied, rounds), Authority: "-", At: time.Since(r.start), Snap: r.mirror.Snapshot(),
 		Note: strings.Join(notes, "; ")}
 	res.OK = slices.Contains(res.Expect, res.Observed)
 	r.rep.Results = append(r.rep.Results, res)
