@@ -3,9 +3,14 @@ package herd
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/creack/pty"
 
 	"github.com/mosh-dev/mosh/herd/state"
 	"github.com/mosh-dev/mosh/runtime/exitcode"
@@ -304,5 +309,38 @@ func TestReportFromAnotherLaunchIsIgnored(t *testing.T) {
 	os.Unsetenv(EnvNonce)
 	if r, err := h.c.Report(h.ctx, "nn", "working", "", 0, nil); err != nil || !r.Accepted {
 		t.Fatalf("a report by name from outside the member: %+v %v", r, err)
+	}
+}
+
+// BenchmarkForegroundProbe measures one foreground-process probe (what a settled screen of a
+// plain program, or a re-probe while it runs silently, costs): cat blocked reading its terminal.
+func BenchmarkForegroundProbe(b *testing.B) {
+	master, tty, err := pty.Open()
+	if err != nil {
+		b.Skip("no pty:", err)
+	}
+	cmd := exec.Command("cat")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait(); master.Close(); tty.Close() }()
+	m := &member{ptmx: master, pid: cmd.Process.Pid, ttyName: tty.Name()}
+	// Until cat sits in its read.
+	for i := 0; ; i++ {
+		if fg := m.probeForeground(); fg != nil && fg.Reading {
+			break
+		}
+		if i > 1e6 {
+			b.Fatal("cat never read its terminal")
+		}
+		runtime.Gosched()
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if fg := m.probeForeground(); fg == nil || !fg.Reading {
+			b.Fatalf("probe %d: %+v", i, fg)
+		}
 	}
 }
