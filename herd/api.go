@@ -277,6 +277,8 @@ type ReadResult struct {
 type SendKeysParams struct {
 	Name string   `json:"name"`
 	Keys []string `json:"keys"`
+	// Now types at once: no wait for a blocked member's question to appear on screen.
+	Now bool `json:"now,omitempty"`
 }
 
 type SendKeysResult struct {
@@ -388,13 +390,30 @@ type ReportParams struct {
 	Kind    string          `json:"kind,omitempty"`
 	TTLMs   int64           `json:"ttlMs,omitempty"` // default and cap 15 min
 	Payload json.RawMessage `json:"payload,omitempty"`
+	// Nonce is the MOSH_HERD_NONCE of the reporting process's environment (Client.Report adds
+	// it): a report from another launch of the same name is ignored.
+	Nonce string `json:"nonce,omitempty"`
 }
+
+// EnvNonce is the per-launch nonce in a local member's environment.
+const EnvNonce = "MOSH_HERD_NONCE"
 
 type ReportResult struct {
 	Name      string `json:"name"`
 	Accepted  bool   `json:"accepted"`
 	State     string `json:"state"` // the fused state after the report
 	ExpiresMs int64  `json:"expiresMs,omitempty"`
+	// Ignored says why a report was not applied (a nested engine's, another launch's).
+	Ignored string `json:"ignored,omitempty"`
+}
+
+// IgnoredReport is a hook report the daemon did not apply to a member, kept for explain.
+type IgnoredReport struct {
+	AtMs  int64  `json:"atMs"`
+	Event string `json:"event,omitempty"` // the payload's hook_event_name
+	State string `json:"state,omitempty"`
+	Pid   int    `json:"pid,omitempty"` // the reporting process
+	Why   string `json:"why"`
 }
 
 // StatusResult is `herd status`.
@@ -467,6 +486,8 @@ type ExplainResult struct {
 	Title     string   `json:"title,omitempty"`
 	// Detail is herd/state's own explain record, passed through as is.
 	Detail json.RawMessage `json:"detail,omitempty"`
+	// IgnoredReports are the last hook reports not applied (nested engines, other launches).
+	IgnoredReports []IgnoredReport `json:"ignoredReports,omitempty"`
 }
 
 // Event is one state change pushed to subscribers. Seq increases by one per event per daemon.

@@ -401,6 +401,13 @@ func (c *Client) SendKeys(ctx context.Context, name string, keys ...string) (*Se
 	return &r, c.call(ctx, MethodSendKeys, SendKeysParams{Name: name, Keys: keys}, &r)
 }
 
+// SendKeysNow is SendKeys without the wait for a blocked member's question to appear on screen
+// (`send-keys --now`).
+func (c *Client) SendKeysNow(ctx context.Context, name string, keys ...string) (*SendKeysResult, error) {
+	var r SendKeysResult
+	return &r, c.call(ctx, MethodSendKeys, SendKeysParams{Name: name, Keys: keys, Now: true}, &r)
+}
+
 // Wait blocks until the members reach one of opts.States (default blocked,done). The result is
 // returned even when err is set: timeout → exit 2, ended/gone → exit 3.
 func (c *Client) Wait(ctx context.Context, names []string, opts WaitOptions) (*WaitResult, error) {
@@ -452,6 +459,10 @@ func (c *Client) Report(ctx context.Context, name, state, kind string, ttl time.
 	}
 	var r ReportResult
 	p := ReportParams{Name: name, State: state, Kind: kind, TTLMs: ttl.Milliseconds(), Payload: payload}
+	if name == os.Getenv("MOSH_HERD_NAME") {
+		// A hook reporting for the member it runs in: the launch's nonce says which launch.
+		p.Nonce = os.Getenv(EnvNonce)
+	}
 	return &r, c.call(ctx, MethodReport, p, &r)
 }
 

@@ -2,8 +2,10 @@ package herd
 
 import (
 	"path/filepath"
+	"time"
 
 	"github.com/mosh-dev/mosh/herd/screen"
+	"github.com/mosh-dev/mosh/herd/state"
 )
 
 // engineSpec is what the daemon needs to know to launch an engine. herd/state owns the real table
@@ -20,6 +22,24 @@ type engineSpec struct {
 	// shows text on it (queue.go clears it before typing a queued prompt).
 	ClearInput    []string
 	InputLeftover func(screen.Snapshot) bool
+	// KeyGap, MenuSettle and MenuWait are the engines table's key timing (state.Engine's
+	// KeyGap, MenuSettle, MenuWait); zero for a program the table does not know means the
+	// table's defaults.
+	KeyGap, MenuSettle, MenuWait time.Duration
+	// Hooks: the engine has a hook spec, so a hook may report a question before the screen
+	// shows it (answers wait for it, answer.go).
+	Hooks bool
+}
+
+func (s engineSpec) keyGap() time.Duration     { return durOr(s.KeyGap, state.DefaultKeyGapMs) }
+func (s engineSpec) menuSettle() time.Duration { return durOr(s.MenuSettle, state.DefaultMenuSettleMs) }
+func (s engineSpec) menuWait() time.Duration   { return durOr(s.MenuWait, state.DefaultMenuWaitMs) }
+
+func durOr(d time.Duration, defMs int) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return time.Duration(defMs) * time.Millisecond
 }
 
 // engineTable resolves engine names and builds state trackers.

@@ -27,16 +27,33 @@ var namedKeys = map[string]string{
 // encodeKeys turns key names and literal text into the bytes to write. "C-x" (or "^x") is the
 // control character of letter x and a few symbols; "M-x" is ESC then x.
 func encodeKeys(keys []string) ([]byte, error) {
+	presses, err := encodePresses(keys)
+	if err != nil {
+		return nil, err
+	}
+	var out []byte
+	for _, b := range presses {
+		out = append(out, b...)
+	}
+	return out, nil
+}
+
+// encodePresses encodes each key on its own: send-keys writes them one write apart, so a
+// program that reads two Escapes in one read as one press (OpenCode) sees two presses.
+// Empty keys are dropped.
+func encodePresses(keys []string) ([][]byte, error) {
 	if len(keys) == 0 {
 		return nil, exitcode.New(exitcode.Usage, "send-keys needs at least one key: e.g. mosh herd send-keys api Enter, C-c, Escape, Up, 1, or literal text")
 	}
-	var out []byte
+	var out [][]byte
 	for _, k := range keys {
 		b, err := encodeKey(k)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, b...)
+		if len(b) > 0 {
+			out = append(out, b)
+		}
 	}
 	return out, nil
 }
@@ -63,6 +80,17 @@ func encodeKey(k string) ([]byte, error) {
 		return append([]byte{0x1b}, rest...), nil
 	}
 	return []byte(k), nil // digits, y/n, literal text: sent as typed
+}
+
+// isInterrupt: the keys are Ctrl-C (or Ctrl-\) alone, which a user sends to stop a member in
+// whatever state, never as an answer to its question.
+func isInterrupt(presses [][]byte) bool {
+	for _, b := range presses {
+		if len(b) != 1 || (b[0] != 0x03 && b[0] != 0x1c) {
+			return false
+		}
+	}
+	return len(presses) > 0
 }
 
 func ctrlByte(c byte) (byte, bool) {

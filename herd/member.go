@@ -1,6 +1,7 @@
 package herd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -70,6 +71,9 @@ type member struct {
 	scr  *screen.Screen
 	trk  tracker
 
+	ttyName string // the terminal's path (/dev/pts/N), for the foreground probe
+	nonce   string // MOSH_HERD_NONCE of this launch: a report carrying another is not this member's
+
 	// writeMu keeps a prompt's text and its Enter together: no other write lands between them.
 	writeMu sync.Mutex
 
@@ -89,6 +93,18 @@ type member struct {
 	killing bool   // kill is ending the process: its open task ends canceled, not failed
 	hooked  bool   // the engine has reported a hook: its own word says when it took a prompt up
 
+	// ignored are the last reports not applied (reporter.go), for explain.
+	ignored []IgnoredReport
+
+	// menuSince is when the settled screen began to read blocked (zero while it does not):
+	// an answer waits for the engine's menu settle from then (answer.go).
+	menuSince time.Time
+
+	// reportMu guards enginePid: the engine process whose hooks report for this member
+	// (reporter.go; 0 until the first report from inside the member).
+	reportMu  sync.Mutex
+	enginePid int
+
 	// Guarded by mu.
 	mu       sync.Mutex
 	attached map[*attachment]struct{}
@@ -105,7 +121,7 @@ type member struct {
 // memberEnv is the caller's environment minus the engine's stripped names and any stale herd
 // variables, plus MOSH_HERD_NAME and MOSH_HERD_DIR. Nothing of the daemon's own environment.
 func memberEnv(callerEnv []string, strip []string, name, herdDir string) []string {
-	drop := map[string]bool{"MOSH_HERD_NAME": true, "MOSH_HERD_DIR": true}
+	drop := map[string]bool{"MOSH_HERD_NAME": true, "MOSH_HERD_DIR": true, EnvNonce: true}
 	for _, k := range strip {
 		drop[k] = true
 	}
@@ -154,7 +170,8 @@ func (d *daemon) startMember(ls launchSpec) (*member, error) {
 	cmd := exec.Command(ls.bin, append(append([]string(nil), ls.resumeArgs...), ls.args...)...)
 	cmd.Path = ls.bin
 	cmd.Dir = ls.cwd
-	cmd.Env = memberEnv(ls.env, ls.spec.StripEnv, ls.name, d.dir)
+	m.nonce = newNonce()
+	cmd.Env = append(memberEnv(ls.env, ls.spec.StripEnv, ls.name, d.dir), EnvNonce+"="+m.nonce)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
 	if err := cmd.Start(); err != nil {
@@ -171,7 +188,7 @@ func (d *daemon) startMember(ls launchSpec) (*member, error) {
 		m.scr.Close()
 		return nil, exitcode.New(exitcode.Infra, "cannot set up the pty of %s: %v", ls.name, err)
 	}
-	m.cmd, m.pid = cmd, cmd.Process.Pid
+	m.cmd, m.pid, m.ttyName = cmd, cmd.Process.Pid, tty.Name()
 	return m, nil
 }
 
@@ -191,6 +208,7 @@ func nonBlockingCopy(f *os.File) (*os.File, error) {
 
 // run starts the member's read and wait loops; call once it is registered.
 func (m *member) run() {
+	m.trk.SetProbe(m.probeForeground)
 	go m.readLoop()
 	go m.waitLoop()
 	go m.d.pumpQueue(m)
@@ -251,7 +269,18 @@ func (m *member) waitLoop() {
 // onSettled runs when the screen's output settled: classify that snapshot (never a torn
 // synchronized-output frame) and publish any change.
 func (m *member) onSettled(snap screen.Snapshot) {
-	m.trk.Screen(snap, time.Now())
+	now := time.Now()
+	m.trk.Screen(snap, now)
+	// When the question appeared, before the settle event wakes an answer waiting for it.
+	_, scr, _ := m.trk.Readings(now)
+	m.d.bus.mu.Lock()
+	switch {
+	case scr == nil || scr.State != StateBlocked:
+		m.menuSince = time.Time{}
+	case m.menuSince.IsZero():
+		m.menuSince = now
+	}
+	m.d.bus.mu.Unlock()
 	m.d.refresh(m, true)
 }
 
@@ -288,6 +317,29 @@ func (m *member) write(b []byte) error {
 	m.writeMu.Lock()
 	defer m.writeMu.Unlock()
 	return m.writeLocked(b)
+}
+
+// writePresses writes each key press on its own, the engine's key gap apart (send-keys): two
+// Escapes in one write read as one press to some engines (OpenCode). The write lock is taken
+// per press, so terminal replies are not held up by the pause. It returns the bytes written.
+func (m *member) writePresses(ctx context.Context, presses [][]byte) (int, error) {
+	n := 0
+	for i, b := range presses {
+		if i > 0 {
+			t := time.NewTimer(m.spec.keyGap())
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return n, exitcode.New(exitcode.Interrupted, "send-keys to %s was canceled after %d of %d keys", m.name, i, len(presses))
+			}
+		}
+		if err := m.write(b); err != nil {
+			return n, err
+		}
+		n += len(b)
+	}
+	return n, nil
 }
 
 // typePrompt writes text, then Enter as a separate write: TUIs treat a CR arriving in the same

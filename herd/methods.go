@@ -341,6 +341,11 @@ func hPrompt(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 	if err != nil {
 		return nil, err
 	}
+	if p.Answer {
+		if err := d.awaitQuestion(ctx, m, "prompt --answer"); err != nil {
+			return nil, err
+		}
+	}
 	states, err := parseWaitStates(p.States, []string{StateBlocked, StateDone, StateIdle})
 	if err != nil {
 		return nil, err
@@ -459,7 +464,7 @@ func hSendKeys(ctx context.Context, sc *serverConn, params json.RawMessage) (any
 	if err := decode(MethodSendKeys, params, &p); err != nil {
 		return nil, err
 	}
-	b, err := encodeKeys(p.Keys)
+	presses, err := encodePresses(p.Keys)
 	if err != nil {
 		return nil, err
 	}
@@ -470,11 +475,19 @@ func hSendKeys(ctx context.Context, sc *serverConn, params json.RawMessage) (any
 	if m.remote != nil {
 		return nil, notATerminal(m, "send-keys")
 	}
+	// An answer waits for the question on screen (answer.go); an interrupt (C-c alone) is not an
+	// answer and goes at once, as does anything with now.
+	if !p.Now && !isInterrupt(presses) {
+		if err := sc.d.awaitQuestion(ctx, m, "send-keys"); err != nil {
+			return nil, err
+		}
+	}
 	sc.d.noteKeys(m, p.Keys)
-	if err := m.write(b); err != nil {
+	n, err := m.writePresses(ctx, presses)
+	if err != nil {
 		return nil, err
 	}
-	return SendKeysResult{Name: m.name, Bytes: len(b)}, nil
+	return SendKeysResult{Name: m.name, Bytes: n}, nil
 }
 
 func hRead(ctx context.Context, sc *serverConn, params json.RawMessage) (any, error) {
@@ -799,6 +812,16 @@ func hReport(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 	if m.remote != nil {
 		return nil, exitcode.New(exitcode.Usage, "%s is a remote member: its state is the remote's own claim, not a hook report's", m.name)
 	}
+	// A nested engine's hooks (or an earlier launch's orphan) report under the same name: not
+	// this member's state, and not its task's end (reporter.go).
+	peer := peerPid(sc.c)
+	if why := sc.d.foreignReport(m, p.Nonce, peer); why != "" {
+		sc.d.noteIgnored(m, state, p.Payload, peer, why)
+		sc.d.bus.mu.Lock()
+		cur := m.reading.State
+		sc.d.bus.mu.Unlock()
+		return ReportResult{Name: m.name, Accepted: false, State: cur, Ignored: why}, nil
+	}
 	now := time.Now()
 	// Taken before the tracker sees the report: its change callback may close the task, and a
 	// Stop payload's last_assistant_message is that task's artifact.
@@ -882,6 +905,7 @@ func hExplain(ctx context.Context, sc *serverConn, params json.RawMessage) (any,
 	m.trk.Explain(time.Now(), &r)
 	sc.d.bus.mu.Lock()
 	r.State, r.BlockedOn, r.Authority = m.reading.State, m.reading.BlockedOn, m.reading.Authority
+	r.IgnoredReports = append([]IgnoredReport(nil), m.ignored...)
 	if m.exited {
 		rt := m.reading
 		r.Runtime = &rt

@@ -34,7 +34,8 @@ func (s stateEngines) Lookup(name string) (engineSpec, bool) {
 		bin = e.Binaries[0]
 	}
 	return engineSpec{Key: e.Name, Bin: bin, AgentArgs: e.AgentArgs, ResumeArgs: e.ResumeArgs, LaunchArgs: e.LaunchArgs,
-		BracketedPaste: e.BracketedPaste, StripEnv: e.StripEnv, ClearInput: e.ClearInput, InputLeftover: e.InputLeftover}, true
+		BracketedPaste: e.BracketedPaste, StripEnv: e.StripEnv, ClearInput: e.ClearInput, InputLeftover: e.InputLeftover,
+		KeyGap: e.KeyGap(), MenuSettle: e.MenuSettle(), MenuWait: e.MenuWait(), Hooks: e.Hooks != nil}, true
 }
 
 func (s stateEngines) Keys() []string { return s.t.Names() }
@@ -87,6 +88,8 @@ func (s *stateTracker) Exit(code int, _ time.Time) { s.tr.Exited(code) }
 func (s *stateTracker) Prompted(now time.Time) { s.tr.Prompted(now) }
 
 func (s *stateTracker) Close() { s.tr.Close() }
+
+func (s *stateTracker) SetProbe(probe func() *state.Foreground) { s.tr.SetProbe(probe) }
 
 func (s *stateTracker) Readings(time.Time) (Reading, *Reading, *Reading) {
 	f := s.tr.Current()

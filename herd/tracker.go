@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mosh-dev/mosh/herd/screen"
+	"github.com/mosh-dev/mosh/herd/state"
 )
 
 // tracker decides one member's state from its settled screen, hook reports and process exit.
@@ -29,4 +30,7 @@ type tracker interface {
 	Explain(now time.Time, into *ExplainResult)
 	// Close stops the tracker's timers.
 	Close()
+	// SetProbe gives the tracker the terminal's foreground process (member.run, once the
+	// process runs): the signal for programs no screen rule knows.
+	SetProbe(probe func() *state.Foreground)
 }

@@ -589,7 +589,7 @@ func (h *herdCLI) readCmd() *cobra.Command {
 }
 
 func (h *herdCLI) sendKeysCmd() *cobra.Command {
-	var asJSON bool
+	var asJSON, now bool
 	cmd := &cobra.Command{
 		Use:   "send-keys NAME KEY… [--json] [-- KEY…]",
 		Short: "send keys to a member: Enter, Escape, C-c, Up/Down/Left/Right, Tab, BSpace, Space, digits, literal text",
@@ -611,7 +611,11 @@ func (h *herdCLI) sendKeysCmd() *cobra.Command {
 				return h.drySendKeys(cmd, asJSON, args[0], args[1:])
 			}
 			return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {
-				r, err := c.SendKeys(ctx, args[0], args[1:]...)
+				send := c.SendKeys
+				if now {
+					send = c.SendKeysNow
+				}
+				r, err := send(ctx, args[0], args[1:]...)
 				if err != nil {
 					return err
 				}
@@ -628,6 +632,7 @@ func (h *herdCLI) sendKeysCmd() *cobra.Command {
 		return usageErr("%s (keys that start with - go after --: mosh herd send-keys NAME -- -n)", flagErrorText(err))
 	})
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print {name, bytes} as JSON")
+	cmd.Flags().BoolVar(&now, "now", false, "type at once, even to a member a hook reports blocked whose screen has not shown the question yet")
 	return cmd
 }
 

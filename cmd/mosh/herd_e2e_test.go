@@ -189,6 +189,9 @@ func TestHerdRunPsReadSendKeysKill(t *testing.T) {
 		t.Fatalf("run --json: %+v", m)
 	}
 
+	// Both read idle once their programs wait at the terminal (the shell's prompt; cat by its
+	// foreground process): the roster stops changing, so the listings below can be compared.
+	e.ok("wait", "sh1", "sh2", "--all", "--state", "idle", "--timeout", "30s")
 	ms := e.ps()
 	sh1 := findMember(ms, "sh1")
 	if sh1 == nil || !sh1.Alive || sh1.Substrate != herd.SubstratePty || sh1.Pid <= 0 {

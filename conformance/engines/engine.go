@@ -49,6 +49,13 @@ type Engine struct {
 	// HasQuestionMenu: the engine offers a question tool the fake can call (Claude's
 	// AskUserQuestion).
 	HasQuestionMenu bool
+	// AnswerOnHook, when set, is the send-keys call that approves a permission prompt; the
+	// answer-on-hook step sends it the moment `wait --state blocked` returns, AnswerRounds times
+	// (the hook's blocked arrives before the menu is drawn: the daemon must hold the key).
+	AnswerOnHook []string
+	// Nested: the engine's shell tool can run a nested copy of it (`claude -p`, fakeapi's
+	// TriggerNested); the nested steps check that its hooks do not speak for the member.
+	Nested bool
 	// Logs are directories under the engine's HOME whose files are copied into the output
 	// directory after the run (the engine's own logs, for debugging a failed start).
 	Logs []string
@@ -78,8 +85,15 @@ var DefaultExpect = map[string][]string{
 	"esc-interrupted":   {"idle"},
 	"esc-early":         {"idle"},
 	// Claude's StopFailure hook says done; the turn is over either way.
-	"api-error": {"done"},
+	"api-error":      {"done"},
+	"nested-working": {"working"},
+	"nested-done":    {"done"},
+	"esc-once":       {"working"},
+	"answer-on-hook": {fmt.Sprintf("%d/%d", AnswerRounds, AnswerRounds)},
 }
+
+// AnswerRounds is how many times the answer-on-hook step answers a fresh permission prompt.
+const AnswerRounds = 10
 
 // DefaultAuthority is which authority should decide each step's reading. The hooks
 // decide every step at which the engine fires one; the screen decides where it fires none: at
@@ -101,6 +115,14 @@ var DefaultAuthority = map[string][]string{
 	"esc-interrupted":   {"screen"},
 	"esc-early":         {"screen"},
 	"api-error":         {"hook"},
+	// The parent runs its tool (the nested engine): the screen shows it working, its hooks
+	// (PermissionRequest, then PostToolUse) may have spoken last; the nested engine's never count.
+	"nested-working": {"hook", "screen"},
+	"nested-done":    {"hook"},
+	// OpenCode's first Esc only asks for a second: still working.
+	"esc-once": {"hook", "screen"},
+	// Not a reading: how many answers were applied (see answerOnHook).
+	"answer-on-hook": {"-"},
 }
 
 // ExpectedAuthority returns the accepted authorities for a step on this engine.
@@ -232,7 +254,7 @@ var claude = &Engine{
 	Ready:        func(s string) bool { return strings.Contains(s, "? for shortcuts") },
 	StartTimeout: 60 * time.Second, FirstTurnTimeout: 60 * time.Second,
 	Approve: keys(keyEnter), Deny: keys(keyEsc), Interrupt: keys(keyEsc), Answer: keys(keyEnter),
-	HasPermissionPrompt: true, HasQuestionMenu: true,
+	HasPermissionPrompt: true, HasQuestionMenu: true, AnswerOnHook: keys("1"), Nested: true,
 	Logs: []string{".claude/debug"},
 }
 
@@ -269,8 +291,8 @@ enabled = false
 	Ready:        func(s string) bool { return strings.Contains(s, "? for shortcuts") },
 	StartTimeout: 60 * time.Second, FirstTurnTimeout: 60 * time.Second,
 	Approve: keys(keyEnter), Deny: keys(keyEsc), Interrupt: keys(keyEsc), Answer: keys(keyEnter),
-	HasPermissionPrompt: true,
-	Logs:                []string{".codex/log"},
+	HasPermissionPrompt: true, AnswerOnHook: keys("y"),
+	Logs: []string{".codex/log"},
 	// Codex fires no Stop after an API error (observed with 0.171.0): the screen ends the turn.
 	ExpectAuth: map[string][]string{"api-error": {"screen"}},
 }

@@ -20,6 +20,7 @@ import (
 //	MOSH_ENGINES_PARALLEL=1         run the engines at once instead of one after another
 //	MOSH_ENGINES_CACHE=DIR          where install.sh put the engines
 //	MOSH_ENGINES_MOSH=PATH          use this mosh binary instead of building ./cmd/mosh
+//	MOSH_ENGINES_ANSWER_ROUNDS=N    answer-on-hook rounds (default 10)
 func TestEngines(t *testing.T) {
 	spec := strings.TrimSpace(os.Getenv("MOSH_ENGINES"))
 	if spec == "" {

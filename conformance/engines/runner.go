@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -215,7 +216,7 @@ type Runner struct {
 
 // FixtureSteps are the steps whose screens are worth keeping as classifier fixtures.
 var FixtureSteps = []string{"startup", "plain", "slow-working", "perm-asked", "perm-approved", "perm-denied",
-	"question-asked", "esc-working", "esc-interrupted", "api-error", "tool-no-prompt"}
+	"question-asked", "esc-working", "esc-interrupted", "api-error", "tool-no-prompt", "esc-once"}
 
 // turnEnd is a moment the engine's turn ended (ground truth from the fake API or the keys
 // pressed), up to the next prompt.
@@ -543,7 +544,9 @@ func (r *run) script() error {
 	if err := r.streamingFor("a short story "+fakeapi.TriggerSlow, 30*time.Second, 0); err != nil {
 		return err
 	}
-	interrupted, err = r.press(e.Interrupt)
+	// All the keys in one send-keys call: the daemon writes them apart (OpenCode's two Escapes
+	// must read as two presses).
+	interrupted, err = r.pressTogether(e.Interrupt)
 	if err != nil {
 		return err
 	}
@@ -552,6 +555,22 @@ func (r *run) script() error {
 	}
 	r.settle()
 	r.check("esc-early", interrupted)
+
+	if len(e.Interrupt) > 1 {
+		if err := r.escOnce(); err != nil {
+			return err
+		}
+	}
+	if len(e.AnswerOnHook) > 0 {
+		if err := r.answerOnHook(); err != nil {
+			return err
+		}
+	}
+	if e.Nested {
+		if err := r.nested(); err != nil {
+			return err
+		}
+	}
 
 	// An API error ends the turn.
 	served, err = r.turn("fail please "+fakeapi.TriggerAPIError, fakeapi.KindAPIError, 30*time.Second)
@@ -829,6 +848,183 @@ func (r *run) press(seq []string) (time.Time, error) {
 		}
 	}
 	return time.Now(), nil
+}
+
+// pressTogether sends a key sequence in one send-keys call.
+func (r *run) pressTogether(seq []string) (time.Time, error) {
+	r.Logf("%s: %6.1fs pressing %q in one call", r.Engine.Name, time.Since(r.start).Seconds(), seq)
+	if _, err := r.herd.Client.SendKeys(r.ctx, r.name, seq...); err != nil {
+		return time.Time{}, fmt.Errorf("send-keys %s: %w", strings.Join(seq, " "), err)
+	}
+	return time.Now(), nil
+}
+
+// escOnce (engines whose interrupt takes two Escapes: OpenCode) sends one Escape mid-stream:
+// the engine keeps streaming and asks for a second press ("esc again to interrupt"), and the
+// herd must still read working, not the done of an older turn's line. The second Escape follows
+// (whether it still lands inside the engine's window does not matter to the step).
+func (r *run) escOnce() error {
+	if err := r.streaming("one more long story "+fakeapi.TriggerSlow, 30*time.Second); err != nil {
+		return err
+	}
+	if _, err := r.press(r.Engine.Interrupt[:1]); err != nil {
+		return err
+	}
+	// Read while the engine asks for the second Escape (it keeps streaming meanwhile; the
+	// prompt stays up for well under the 5 s once reported), as soon as the daemon's own screen
+	// shows it, then give it that Escape.
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		x, err := r.herd.Client.Explain(r.ctx, r.name)
+		if err == nil && strings.Contains(strings.Join(x.Bottom, "\n"), "esc again to interrupt") {
+			break
+		}
+		if time.Now().After(deadline) {
+			r.pendingNote = "the daemon's screen never showed \"esc again to interrupt\" after one Escape"
+			break
+		}
+		if err := r.pause(deadline.Add(time.Second), "esc-once"); err != nil {
+			return err
+		}
+	}
+	r.check("esc-once", time.Time{})
+	if _, err := r.press(r.Engine.Interrupt[1:]); err != nil {
+		return err
+	}
+	if _, err := r.waitServed(fakeapi.KindSlow, r.SlowFor+30*time.Second); err != nil {
+		return fmt.Errorf("after the second Esc: %w", err)
+	}
+	r.settle()
+	return nil
+}
+
+// answerOnHook asks for permission AnswerRounds times and answers each time the moment
+// `wait --state blocked` returns — that is, on the hook's blocked, before the engine has drawn
+// its menu. The daemon must hold the key until the question is on screen: each answer must be
+// applied (the fake API then serves the final answer). A lost answer is recovered by answering
+// again once the menu shows, and the step fails with the count.
+func (r *run) answerOnHook() error {
+	e := r.Engine
+	rounds := AnswerRounds
+	if n, err := strconv.Atoi(os.Getenv("MOSH_ENGINES_ANSWER_ROUNDS")); err == nil && n > 0 {
+		rounds = n // a shorter run while debugging; the step then expects n/n
+	}
+	applied := 0
+	var notes []string
+	for i := 0; i < rounds; i++ {
+		if err := r.prompt(fmt.Sprintf("create the file, round %d %s", i+1, fakeapi.TriggerPermission)); err != nil {
+			return err
+		}
+		w, err := r.herd.Client.Wait(r.ctx, []string{r.name}, herd.WaitOptions{States: []string{"blocked"}, Timeout: 60 * time.Second})
+		if err != nil {
+			return fmt.Errorf("answer-on-hook round %d: wait --state blocked: %w", i+1, err)
+		}
+		auth := ""
+		if len(w.Results) > 0 {
+			auth = w.Results[0].Authority
+		}
+		if _, err := r.herd.Client.SendKeys(r.ctx, r.name, e.AnswerOnHook...); err != nil {
+			notes = append(notes, fmt.Sprintf("round %d (blocked by %s): send-keys failed: %v", i+1, auth, err))
+		} else if _, err := r.waitServed(fakeapi.KindFinal, 20*time.Second); err == nil {
+			applied++
+			r.settle()
+			continue
+		} else {
+			notes = append(notes, fmt.Sprintf("round %d (blocked by %s): the answer was lost", i+1, auth))
+		}
+		// Recover: answer again now that the menu is on screen (the daemon no longer reads it
+		// blocked once the lost key reached the input box, so --now), and go on counting.
+		r.settle()
+		if _, err := r.herd.Client.SendKeysNow(r.ctx, r.name, e.Approve...); err != nil {
+			return err
+		}
+		if _, err := r.waitServed(fakeapi.KindFinal, 30*time.Second); err != nil {
+			return fmt.Errorf("answer-on-hook round %d: even a late answer was not applied: %w", i+1, err)
+		}
+		r.settle()
+	}
+	expect := e.Expected("answer-on-hook")
+	if rounds != AnswerRounds {
+		expect = []string{fmt.Sprintf("%d/%d", rounds, rounds)}
+	}
+	res := Result{Step: "answer-on-hook", Expect: expect, ExpectAuth: e.ExpectedAuthority("answer-on-hook"),
+		Observed: fmt.Sprintf("%d/%d", applied, rounds), Authority: "-", At: time.Since(r.start), Snap: r.mirror.Snapshot(),
+		Note: strings.Join(notes, "; ")}
+	res.OK = slices.Contains(res.Expect, res.Observed)
+	r.rep.Results = append(r.rep.Results, res)
+	r.Logf("%s: %6.1fs answer-on-hook applied %s %s", e.Name, res.At.Seconds(), res.Observed, res.Note)
+	return nil
+}
+
+// nested runs a nested engine inside the member (its shell tool runs `claude -p …`, which
+// inherits MOSH_HERD_NAME and fires the same hooks): while the nested engine has answered and
+// the parent's tool still runs, the member reads working; the parent's task ends with the
+// parent's own answer, never the nested one's; explain lists the nested reports as ignored.
+func (r *run) nested() error {
+	e := r.Engine
+	if err := r.prompt("run a nested engine " + fakeapi.TriggerNested); err != nil {
+		return err
+	}
+	if _, err := r.herd.Client.Wait(r.ctx, []string{r.name}, herd.WaitOptions{States: []string{"blocked"}, Timeout: 60 * time.Second}); err != nil {
+		return fmt.Errorf("nested: the shell tool's permission prompt: %w", err)
+	}
+	// Approved once the menu is on screen (answer-on-hook tests answering earlier).
+	r.settle()
+	if _, err := r.herd.Client.SendKeys(r.ctx, r.name, e.AnswerOnHook...); err != nil {
+		return fmt.Errorf("nested: approving the shell tool: %w", err)
+	}
+	// The nested engine's own turn: its prompt gets the plain answer.
+	if _, err := r.waitServed(fakeapi.KindPlain, 60*time.Second); err != nil {
+		return fmt.Errorf("nested: the nested engine never asked the model: %w", err)
+	}
+	// Its Stop hook has fired by the time it exits; the parent's tool sleeps on meanwhile.
+	r.mirror.WaitStable(r.ctx, 1500*time.Millisecond, 3*time.Second)
+	r.check("nested-working", time.Time{})
+	ent, err := r.waitServed(fakeapi.KindFinal, 60*time.Second)
+	if err != nil {
+		return fmt.Errorf("nested: the parent's turn never finished: %w", err)
+	}
+	r.settle()
+	r.check("nested-done", ent.End)
+	res := &r.rep.Results[len(r.rep.Results)-1]
+	tasks, err := r.herd.Client.Tasks(r.ctx, herd.TasksFilter{Member: r.name})
+	if err != nil {
+		return fmt.Errorf("nested: tasks: %w", err)
+	}
+	var last *herd.Task
+	for i := range tasks {
+		if strings.Contains(tasks[i].Text, fakeapi.TriggerNested) {
+			last = &tasks[i]
+		}
+	}
+	if last != nil {
+		// The list leaves artifacts out: read the task itself.
+		if last, err = r.herd.Client.Task(r.ctx, last.ID); err != nil {
+			return fmt.Errorf("nested: task: %w", err)
+		}
+	}
+	switch {
+	case last == nil:
+		res.OK, res.Note = false, "no task for the nested prompt"
+	case last.Artifact == nil || !strings.Contains(last.Artifact.Text, fakeapi.FinalText):
+		res.OK = false
+		res.Note = fmt.Sprintf("task %s ended with %+v, not the parent's answer %q", last.ID, last.Artifact, fakeapi.FinalText)
+	}
+	if x, err := r.herd.Client.Explain(r.ctx, r.name); err == nil {
+		n := 0
+		for _, ig := range x.IgnoredReports {
+			if strings.Contains(ig.Why, "nested") {
+				n++
+			}
+		}
+		if n == 0 {
+			res.OK = false
+			res.Note = strings.TrimPrefix(res.Note+"; explain lists no ignored nested report", "; ")
+		} else {
+			res.Note = strings.TrimPrefix(res.Note+fmt.Sprintf("; %d nested reports ignored", n), "; ")
+		}
+	}
+	return nil
 }
 
 // settle waits for the screen to rest: unchanged for a second (at most 10s: an animated

@@ -23,7 +23,18 @@
 //	fail     an API error (Claude: a "● API Error: 400 …" line and
 //	         StopFailure; Codex: "■ {"error":…}" and no hook)
 //	exit N   exit with code N (SessionEnd)
+//	nested   a Bash tool runs a nested copy of this engine (`--headless`, like
+//	         `claude -p`): it inherits the member's environment and fires its
+//	         own UserPromptSubmit and Stop under the member's name; the turn
+//	         goes on working and ends with its own answer
 //	other    a reply "● <text>" and a done line
+//
+// --menu-delay D fires a dialog's hook D before the dialog is drawn (the real
+// Claude ~0.5 s, Codex ~1 s; keys meanwhile land in the input box), and
+// --menu-deaf D ignores keys for D after it is drawn (Claude ~100 ms).
+// --esc-twice makes Esc behave like OpenCode's: the first press while
+// working shows "esc again to interrupt", a second interrupts, and Escapes
+// read in one read are one press.
 //
 // Esc while working interrupts (no hook fires, like the real engines).
 // Ctrl-C while working interrupts; at the prompt Ctrl-C or Ctrl-D exits.
@@ -32,6 +43,7 @@
 //
 //	fakeengine [--style claude|codex] [--settings PATH] [--turn 1s] [--slow 30s]
 //	           [--tick 100ms] [--notify-after 6s] [--idle-notify 60s] [--hook-trust]
+//	           [--menu-delay 0] [--menu-deaf 0] [--esc-twice] [--headless]
 //
 // Every duration flag also reads FAKEENGINE_<NAME> (FAKEENGINE_TURN=50ms).
 // Other flags and arguments (the real engines' launch, agent and resume
@@ -81,6 +93,20 @@ type config struct {
 	// restoreOnEsc: an Escape interrupt puts the interrupted prompt back into the input box, as
 	// Claude Code does (the next prompt typed would be glued to it).
 	restoreOnEsc bool
+	// menuDelay: a dialog's hook fires this long before the dialog is drawn
+	// (the real Claude ~0.5 s, Codex ~1 s); keys meanwhile go to the input
+	// box. menuDeaf: keys this soon after a dialog is drawn are ignored
+	// (Claude ~100 ms).
+	menuDelay time.Duration
+	menuDeaf  time.Duration
+	// escTwice: OpenCode's Esc. The first press while working only arms
+	// ("esc again to interrupt", 5 s); a second press interrupts. Escapes
+	// read in one read count as one press.
+	escTwice bool
+	// headless: run as a nested `claude -p` (a tool started it): fire
+	// UserPromptSubmit and Stop with an own session, print the answer,
+	// exit.
+	headless bool
 }
 
 func durationFlag(fs *flag.FlagSet, p *time.Duration, name string, def time.Duration, usage string) {
@@ -108,6 +134,10 @@ func parseFlags(args []string) (config, error) {
 	durationFlag(fs, &c.idleNotify, "idle-notify", 60*time.Second, "delay of the idle_prompt Notification after a turn (0 = never)")
 	fs.BoolVar(&c.hookTrust, "hook-trust", os.Getenv("FAKEENGINE_HOOK_TRUST") == "1", "codex: show the hook trust menu at start")
 	fs.BoolVar(&c.restoreOnEsc, "restore-on-esc", os.Getenv("FAKEENGINE_RESTORE_ON_ESC") == "1", "an Escape interrupt puts the prompt back into the input box")
+	durationFlag(fs, &c.menuDelay, "menu-delay", 0, "how long a dialog's hook fires before the dialog is drawn")
+	durationFlag(fs, &c.menuDeaf, "menu-deaf", 0, "how long keys are ignored after a dialog is drawn")
+	fs.BoolVar(&c.escTwice, "esc-twice", os.Getenv("FAKEENGINE_ESC_TWICE") == "1", "OpenCode's Esc: a second press interrupts; Escapes in one read are one press")
+	fs.BoolVar(&c.headless, "headless", false, "run as a nested engine started by a tool: report a turn through the hooks and exit")
 	if err := fs.Parse(ownArgs(fs, args)); err != nil {
 		return c, err
 	}
@@ -179,7 +209,25 @@ func main() {
 		fmt.Fprintln(os.Stderr, "fakeengine:", err)
 		os.Exit(1)
 	}
+	if cfg.headless {
+		os.Exit(runHeadless(cfg))
+	}
 	os.Exit(run(cfg))
+}
+
+// nestedAnswer is what a nested engine answers: a parent's task must never end with it.
+const nestedAnswer = "the nested engine's answer"
+
+// runHeadless is a nested `claude -p`: it inherits the member's environment (MOSH_HERD_NAME,
+// the hooks) and fires its own turn's hooks with its own session id.
+func runHeadless(cfg config) int {
+	cwd, _ := os.Getwd()
+	e := &engine{cfg: cfg, cwd: cwd, session: newID(), pending: -1}
+	e.fire("UserPromptSubmit", map[string]any{"prompt": "nested"})
+	time.Sleep(cfg.turn / 2)
+	e.fire("Stop", map[string]any{"stop_hook_active": false, "last_assistant_message": nestedAnswer})
+	fmt.Println(nestedAnswer)
+	return 0
 }
 
 // engine is the whole program state. Only the loop goroutine touches it;
@@ -213,6 +261,10 @@ type engine struct {
 	hooksOff  bool
 	tickStop  chan struct{}
 	idleTimer *time.Timer
+	// menuAt is when the open dialog was drawn (--menu-deaf).
+	menuAt time.Time
+	// escArmed: one Esc was pressed while working (--esc-twice).
+	escArmed bool
 }
 
 func run(cfg config) int {
@@ -289,6 +341,7 @@ func (e *engine) readInput() {
 	inPaste := false
 	for {
 		n, err := os.Stdin.Read(buf)
+		escs := 0 // Escapes taken from this read (--esc-twice: one press however many)
 		if n > 0 {
 			pending = append(pending, buf[:n]...)
 			for len(pending) > 0 {
@@ -331,6 +384,9 @@ func (e *engine) readInput() {
 						break
 					}
 					pending = pending[1:]
+					if escs++; escs > 1 && e.cfg.escTwice {
+						continue
+					}
 					e.events <- func() { e.onKey("esc") }
 					continue
 				}
@@ -383,10 +439,28 @@ func (e *engine) onPaste(text string) {
 }
 
 func (e *engine) onKey(key string) {
+	if (e.mode == modePerm || e.mode == modeAsk) && time.Since(e.menuAt) < e.cfg.menuDeaf {
+		return // the dialog was just drawn and takes no keys yet (--menu-deaf)
+	}
 	switch e.mode {
 	case modeIdle, modeWorking:
 		switch key {
 		case "esc":
+			if e.mode == modeWorking && e.cfg.escTwice && !e.escArmed {
+				// OpenCode: the first Esc asks for a second one and keeps working.
+				e.escArmed = true
+				id := e.turn
+				time.AfterFunc(5*time.Second, func() {
+					e.events <- func() {
+						if e.turn == id && e.escArmed {
+							e.escArmed = false
+							e.draw()
+						}
+					}
+				})
+				e.draw()
+				return
+			}
 			if e.mode == modeWorking {
 				e.interrupt()
 			}
@@ -531,12 +605,15 @@ func (e *engine) submit(text string) {
 		return
 	}
 	perm, ask, fail := strings.Contains(text, "perm"), strings.Contains(text, "ask"), strings.Contains(text, "fail")
+	nested := !perm && !ask && !fail && strings.Contains(text, "nested")
 	// A slow answer streams: its text grows on screen while the turn runs
 	// (Codex then shows no "Working" line, only the title spinner).
 	e.streaming = !perm && !ask && !fail && strings.Contains(text, "slow")
 	e.setWorking()
 	id := e.turn
 	switch {
+	case nested:
+		e.after(e.cfg.turn/2, id, func() { e.runNested(id, firstLine) })
 	case perm:
 		e.after(e.cfg.turn/2, id, e.askPermission)
 	case ask:
@@ -548,6 +625,35 @@ func (e *engine) submit(text string) {
 	default:
 		e.after(e.cfg.turn, id, func() { e.finish(firstLine) })
 	}
+}
+
+// runNested is a Bash tool running `claude -p …`: a shell under this engine starts a headless
+// copy of it, which inherits the member's environment and fires its own hooks. The turn goes on
+// working meanwhile and ends a turn's length after the child exits, with its own answer.
+func (e *engine) runNested(id int, reply string) {
+	self, err := os.Executable()
+	if err != nil {
+		e.finish("cannot find myself: " + err.Error())
+		return
+	}
+	e.add("● Bash(claude -p nested)", "  ⎿  Running…", "")
+	e.draw()
+	go func() {
+		cmd := exec.Command("/bin/sh", "-c", "'"+self+"' --headless --style "+e.cfg.style+"; true")
+		out, err := cmd.CombinedOutput()
+		e.events <- func() {
+			if e.turn != id || e.quit {
+				return
+			}
+			res := strings.TrimSpace(string(out))
+			if err != nil {
+				res = err.Error()
+			}
+			e.add("  ⎿  "+res, "")
+			e.draw()
+			e.after(e.cfg.turn, id, func() { e.finish(reply) })
+		}
+	}()
 }
 
 // streamed is the first n sentences of a slow answer.
@@ -651,6 +757,7 @@ func (e *engine) setWorking() {
 
 func (e *engine) stopWorking(next mode) {
 	e.mode = next
+	e.escArmed = false
 	if e.tickStop != nil {
 		close(e.tickStop)
 		e.tickStop = nil
@@ -673,8 +780,6 @@ func (e *engine) toolInput() map[string]any {
 
 func (e *engine) askPermission() {
 	e.fire("PreToolUse", map[string]any{"tool_name": "Bash", "tool_input": e.toolInput(), "tool_use_id": "toolu_" + e.session[:8]})
-	e.stopWorking(modePerm)
-	e.sel = 0
 	// The pending tool call shows above the dialog; approving or denying
 	// replaces it with its outcome.
 	e.pending = len(e.transcript)
@@ -688,8 +793,25 @@ func (e *engine) askPermission() {
 		extra["permission_suggestions"] = []any{map[string]any{"type": "addDirectories", "directories": []string{e.cwd}}}
 	}
 	e.fire("PermissionRequest", extra)
-	e.draw()
-	e.notifyWhileOpen(modePerm)
+	e.showDialog(modePerm)
+}
+
+// showDialog draws a dialog whose hook already fired: at once, or --menu-delay later while the
+// turn still reads working (keys meanwhile land in the input box, as in the real Claude).
+func (e *engine) showDialog(m mode) {
+	open := func() {
+		e.stopWorking(m)
+		e.sel = 0
+		e.menuAt = time.Now()
+		e.draw()
+		e.notifyWhileOpen(m)
+	}
+	if e.cfg.menuDelay <= 0 {
+		open()
+		return
+	}
+	e.setWorking()
+	e.after(e.cfg.menuDelay, e.turn, open)
 }
 
 // settlePending drops the pending tool call lines drawn with the dialog.
@@ -714,11 +836,8 @@ func (e *engine) askQuestion() {
 	questions := []any{map[string]any{"question": "Which color should the button be?", "header": "Color",
 		"options": []any{map[string]any{"label": "Red"}, map[string]any{"label": "Blue"}}}}
 	e.fire("PreToolUse", map[string]any{"tool_name": "AskUserQuestion", "tool_input": map[string]any{"questions": questions}})
-	e.stopWorking(modeAsk)
-	e.sel = 0
 	e.fire("PermissionRequest", map[string]any{"tool_name": "AskUserQuestion", "tool_input": map[string]any{"questions": questions}})
-	e.draw()
-	e.notifyWhileOpen(modeAsk)
+	e.showDialog(modeAsk)
 }
 
 // notifyWhileOpen fires Claude's permission_prompt Notification if the
@@ -1142,6 +1261,9 @@ func (e *engine) bottom() (lines []string, curRow, curCol int) {
 		lines = append(lines, fmt.Sprintf("%s %s… (%ds · ↓ %d tokens)", claudeSpinner[e.spin%len(claudeSpinner)], verb, elapsed, e.tokens),
 			"  ⎿ "+nbsp+"Tip: Start small, ask Claude for a plan, and check its edits")
 		footer = "  ⏸ manual mode on · esc to interrupt"
+		if e.escArmed {
+			footer = "  ⏸ manual mode on · esc again to interrupt"
+		}
 	}
 	lines = append(lines, over, rule, "❯"+nbsp+firstInput, rule, footer)
 	return lines, len(lines) - 3, 2 + utf8.RuneCountInString(firstInput)

@@ -58,6 +58,24 @@
 // server that exits is gone with its exit code (runtime). Watching a
 // deployed agent's state is `herd remote add … --kind run`.
 //
+// # Foreground process
+//
+// A settled screen no rule matched, of an engine without hooks (sh, a REPL,
+// a script), is read from the terminal's foreground process (SetProbe,
+// Foreground): blocked reading the terminal with the screen at rest is idle
+// (rule tty.reading), anything else working (tty.running), and the reason
+// names the process. While it reads working with no output the tracker's one
+// timer re-probes (250 ms doubling to 4 s); reading the terminal stops it.
+//
+// # Key timing
+//
+// keyGapMs (pause between the keys of one send-keys, default 20 ms; OpenCode
+// 300), menuSettleMs (pause after a dialog appears before an answer is
+// typed, default 50 ms; Claude 150) and menuWaitMs (how long an answer to a
+// member a hook reports blocked waits for the question to reach the screen,
+// default 5 s) are engines-table data the daemon reads (Engine.KeyGap,
+// MenuSettle, MenuWait).
+//
 // # Fusion (Tracker)
 //
 // Order of authority: a process exit (runtime) is final; then the newer of

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mosh-dev/mosh/herd/screen"
 )
@@ -58,9 +59,67 @@ type Engine struct {
 	// most PromptClaimCap). OpenCode creates its session on the first prompt
 	// and fires its first busy 3–5 s later, its start screen still up.
 	PromptGraceMs int `json:"promptGraceMs,omitempty"`
+	// KeyGapMs is the pause between the keys of one send-keys call, each
+	// written on its own (0 = DefaultKeyGapMs). OpenCode reads two Escapes
+	// in one write as one press: only two writes apart interrupt it.
+	KeyGapMs int `json:"keyGapMs,omitempty"`
+	// MenuSettleMs is how long after a dialog appears on screen the engine
+	// starts taking keys (Claude ignores keys for ~100 ms after drawing a
+	// menu). An answer is typed no sooner.
+	MenuSettleMs int `json:"menuSettleMs,omitempty"`
+	// MenuWaitMs bounds how long an answer to a member a hook reported
+	// blocked waits for the screen to show the question (0 =
+	// DefaultMenuWaitMs): the hook fires before the engine draws its menu
+	// (Claude ~0.5 s, Codex ~1 s), and a key sent before is lost.
+	MenuWaitMs int `json:"menuWaitMs,omitempty"`
 
 	compiled []*compiledRule
 	prompt   *regexpT
+}
+
+// Defaults of the engines table's timing fields.
+const (
+	// DefaultKeyGapMs separates the keys of one send-keys call.
+	DefaultKeyGapMs = 20
+	// DefaultMenuSettleMs is the pause between a dialog appearing on
+	// screen and an answer typed into it.
+	DefaultMenuSettleMs = 50
+	// DefaultMenuWaitMs bounds the wait for a hook-reported question to
+	// appear on screen before an answer is typed.
+	DefaultMenuWaitMs = 5000
+)
+
+func msOr(v, def int) time.Duration {
+	if v <= 0 {
+		v = def
+	}
+	return time.Duration(v) * time.Millisecond
+}
+
+// KeyGap is the pause between the keys of one send-keys call (e may be nil:
+// a program the table does not know).
+func (e *Engine) KeyGap() time.Duration {
+	if e == nil {
+		return msOr(0, DefaultKeyGapMs)
+	}
+	return msOr(e.KeyGapMs, DefaultKeyGapMs)
+}
+
+// MenuSettle is how long after a dialog appears an answer waits.
+func (e *Engine) MenuSettle() time.Duration {
+	if e == nil {
+		return msOr(0, DefaultMenuSettleMs)
+	}
+	return msOr(e.MenuSettleMs, DefaultMenuSettleMs)
+}
+
+// MenuWait bounds the wait for a hook-reported question to reach the
+// screen.
+func (e *Engine) MenuWait() time.Duration {
+	if e == nil {
+		return msOr(0, DefaultMenuWaitMs)
+	}
+	return msOr(e.MenuWaitMs, DefaultMenuWaitMs)
 }
 
 // HookSpec says where an engine's hooks live and which event means which
@@ -179,6 +238,19 @@ func (t *Table) finish(e *Engine, user bool) {
 		t.problems = append(t.problems, Problem{File: "engines.json", Where: e.Name + " promptGraceMs",
 			Error: fmt.Sprintf("%d is negative", e.PromptGraceMs), Fix: "use 0 (the default 1500) or a number of milliseconds"})
 		e.PromptGraceMs = 0
+	}
+	for _, f := range []struct {
+		name string
+		v    *int
+	}{{"keyGapMs", &e.KeyGapMs}, {"menuSettleMs", &e.MenuSettleMs}, {"menuWaitMs", &e.MenuWaitMs}} {
+		if *f.v < 0 {
+			if !user {
+				panic("state: embedded " + f.name + " of " + e.Name + " is negative")
+			}
+			t.problems = append(t.problems, Problem{File: "engines.json", Where: e.Name + " " + f.name,
+				Error: fmt.Sprintf("%d is negative", *f.v), Fix: "use 0 (the default) or a number of milliseconds"})
+			*f.v = 0
+		}
 	}
 	e.prompt = nil
 	if e.Prompt != "" {

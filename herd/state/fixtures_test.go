@@ -301,6 +301,13 @@ var opencodeFixtures = []fixture{
 	{name: "opencode done", engine: "opencode", top: []string{"  ┃  say hi", "", "  Hello there!", "", "  ▣  Build · GPT Fake · 2.4s"},
 		bottom: []string{"  ┃", "  /root/proj                                                   15 (0%)  ctrl+p commands"},
 		state:  Done, rule: "opencode.done.turn"},
+	// One Esc: OpenCode keeps streaming and asks for a second Esc for 5 s;
+	// an older turn's done line above must not read as this turn's end.
+	{name: "opencode working after one Esc", engine: "opencode", top: []string{"  ┃  say hi", "", "  Hello there!", "",
+		"  ▣  Build · GPT Fake · 2.4s", "", "  ┃  write a long story", "", "  Once upon a time", "", "  ▣  Build · GPT Fake"},
+		bottom: []string{"  ┃", "  ┃  Build · GPT Fake Fake",
+			"   ■■■■⬝⬝⬝⬝  esc again to interrupt                                       15 (0%)  ctrl+p commands"},
+		state: Working, rule: "opencode.working.esc_again"},
 }
 
 var piFixtures = []fixture{

@@ -128,6 +128,12 @@ type Tracker struct {
 	closed bool
 
 	deliverMu sync.Mutex
+
+	// probe reads the terminal's foreground process (SetProbe); reprobeAt
+	// and reprobeGap schedule re-probes while it reads working.
+	probe      func() *Foreground
+	reprobeAt  time.Time
+	reprobeGap time.Duration
 }
 
 type hookState struct {
@@ -196,6 +202,13 @@ func (tr *Tracker) Observe(snap screen.Snapshot) Fused {
 	now := tr.now()
 	rd := tr.table.classify(tr.engine, snap, now)
 	tr.mu.Lock()
+	probe := tr.probeAppliesLocked() && rd.Rule == "" && !rd.InSync
+	tr.mu.Unlock()
+	if probe {
+		fromForeground(&rd, tr.probe())
+	}
+	tr.mu.Lock()
+	tr.scheduleReprobeLocked(&rd, now, true)
 	if rd.InSync && tr.screen != nil {
 		f := tr.snapshotLocked()
 		tr.mu.Unlock()
@@ -399,6 +412,36 @@ func (tr *Tracker) recheck() {
 		tr.mu.Unlock()
 		return
 	}
+	// A reading taken from the foreground process is re-taken when its
+	// re-probe is due or a prompt's grace ends (the claim must not hand
+	// over to a reading older than the prompt).
+	if rd := tr.screen; (rd == nil || isProbeReading(rd)) && tr.probeAppliesLocked() && tr.exit == nil &&
+		((!tr.reprobeAt.IsZero() && !now.Before(tr.reprobeAt)) || (tr.prompt != nil && tr.prompt.Live && now.Sub(tr.prompt.At) >= tr.promptGraceLocked())) {
+		obs := tr.obs
+		tr.mu.Unlock()
+		fg := tr.probe()
+		tr.mu.Lock()
+		if tr.closed {
+			tr.mu.Unlock()
+			return
+		}
+		switch {
+		case fg != nil && tr.obs == obs:
+			// Nothing settled meanwhile: the process's word replaces the
+			// previous probe's (or stands in for a screen that never
+			// settled: a program that prints nothing).
+			var r Reading
+			if tr.screen != nil {
+				r = *tr.screen
+			}
+			fromForeground(&r, fg)
+			r.At = now
+			tr.screen = &r
+			tr.scheduleReprobeLocked(&r, now, false)
+		case tr.obs == obs && tr.screen == nil:
+			tr.reprobeAt, tr.reprobeGap = time.Time{}, 0 // nothing to read: stop
+		}
+	}
 	tr.due = time.Time{}
 	if h, rd := tr.hook, tr.screen; h != nil && rd != nil && h.EndedBy == "" && !rd.InSync && tr.obs > h.obsAt &&
 		tr.hookLiveLocked(now) && rd.Rule != "" && endsStale(h.State, rd.State) && now.Sub(h.At) >= tr.grace {
@@ -427,6 +470,9 @@ func (tr *Tracker) rearmLocked(now time.Time) {
 		if t.After(now) && (next.IsZero() || t.Before(next)) {
 			next = t
 		}
+	}
+	if tr.exit == nil && !tr.reprobeAt.IsZero() {
+		consider(tr.reprobeAt)
 	}
 	if h := tr.hook; tr.exit == nil && tr.hookLiveLocked(now) {
 		consider(h.At.Add(tr.grace))
@@ -463,6 +509,26 @@ func (tr *Tracker) rearmLocked(now time.Time) {
 		return
 	}
 	tr.timer.Reset(d)
+}
+
+// scheduleReprobeLocked arms a re-probe while a foreground reading says
+// working: the first one reprobeFirst after a settled screen (fresh), each
+// later one twice as far as the previous, at most reprobeMax. A reading
+// that is not the foreground's working stops them.
+func (tr *Tracker) scheduleReprobeLocked(rd *Reading, now time.Time, fresh bool) {
+	if rd.InSync {
+		return
+	}
+	if rd.Rule != RuleTTYRunning {
+		tr.reprobeAt, tr.reprobeGap = time.Time{}, 0
+		return
+	}
+	if fresh || tr.reprobeGap == 0 {
+		tr.reprobeGap = reprobeFirst
+	} else {
+		tr.reprobeGap = min(2*tr.reprobeGap, reprobeMax)
+	}
+	tr.reprobeAt = now.Add(tr.reprobeGap)
 }
 
 // promptGraceLocked is how long a prompt claim ignores an idle or done
@@ -543,9 +609,16 @@ func (tr *Tracker) fuseLocked(now time.Time) {
 			reason = "nothing read from the screen yet"
 		} else {
 			st, kind, auth = rd.State, rd.Kind, ScreenAuth
-			if rd.Rule == "" {
+			switch {
+			case rd.Rule == "":
 				reason = "no screen rule matched"
-			} else {
+			case rd.Rule == RuleTTYReading:
+				reason = fmt.Sprintf("no screen rule matched; the terminal's foreground process %s with the screen at rest (%s): idle",
+					rd.Evidence, rd.Rule)
+			case rd.Rule == RuleTTYRunning:
+				reason = fmt.Sprintf("no screen rule matched; the terminal's foreground process %s (%s): working",
+					rd.Evidence, rd.Rule)
+			default:
 				reason = fmt.Sprintf("screen rule %s matched in %s: %q", rd.Rule, rd.Region, rd.Evidence)
 			}
 		}

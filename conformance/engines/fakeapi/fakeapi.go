@@ -42,7 +42,8 @@ const (
 	TriggerPlain      = "fake-plain"      // the plain answer (also the default)
 	// TriggerEcho answers "Echo answer: WORD" with the word written after it ("fake-echo q2"), so
 	// prompts sent one after another can be told apart by their answers.
-	TriggerEcho = "fake-echo"
+	TriggerEcho   = "fake-echo"
+	TriggerNested = "fake-nested" // a shell tool call running a nested `claude -p` (NestedCommand)
 )
 
 // Kind names the scripted turn the server chose for a request.
@@ -59,6 +60,7 @@ const (
 	KindSide       Kind = "side"  // a request without tools (titles)
 	KindNoTool     Kind = "notool"
 	KindEcho       Kind = "echo"
+	KindNested     Kind = "nested" // the shell call that starts a nested engine
 )
 
 var triggers = []struct {
@@ -72,6 +74,7 @@ var triggers = []struct {
 	{TriggerErrorEvent, KindErrorEvent},
 	{TriggerPlain, KindPlain},
 	{TriggerEcho, KindEcho},
+	{TriggerNested, KindNested},
 }
 
 // Texts the scripted turns answer with. Tests look for them on the engine's screen.
@@ -83,6 +86,10 @@ const (
 	ErrorMessage = "fake-apierror: the fake model rejected this request"
 	// PermissionCommand is the shell command every engine is asked to run.
 	PermissionCommand = "touch perm.txt"
+	// NestedCommand is the shell command of the nested turn: an engine inside the member's
+	// engine, as a tool runs it (its prompt gets the plain answer), then a pause during which the
+	// parent's turn is still running its tool.
+	NestedCommand = `claude -p "nested child says fake-plain" && sleep 4`
 )
 
 // SlowChunks is how many pieces the slow answer is streamed in.
@@ -283,6 +290,11 @@ func (s *Server) plan(c conversation) turn {
 			return turn{kind: kind, call: call}
 		}
 		return turn{kind: KindNoTool, chunks: []string{"fake-perm: no shell tool offered among " + strings.Join(c.toolOrder, ",")}}
+	case KindNested:
+		if call := shellCall(c, NestedCommand, "Run a nested claude"); call != nil {
+			return turn{kind: kind, call: call}
+		}
+		return turn{kind: KindNoTool, chunks: []string{"fake-perm: no shell tool offered among " + strings.Join(c.toolOrder, ",")}}
 	case KindQuestion:
 		if call := questionCall(c); call != nil {
 			return turn{kind: kind, call: call}
@@ -348,6 +360,14 @@ func permissionCall(c conversation) *toolCall {
 		return &toolCall{name: name, args: mustJSON(args)}
 	}
 	return nil
+}
+
+// shellCall is a Bash tool call running command (Claude Code's tool; nil when not offered).
+func shellCall(c conversation, command, description string) *toolCall {
+	if _, ok := c.tools["Bash"]; !ok {
+		return nil
+	}
+	return &toolCall{name: "Bash", args: mustJSON(map[string]any{"command": command, "description": description})}
 }
 
 func questionCall(c conversation) *toolCall {
