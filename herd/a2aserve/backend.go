@@ -327,7 +327,7 @@ func (b *Backend) Cancel(ctx context.Context, taskID string) (a2a.TaskRecord, er
 	w, unwatch := b.k.watchMember(member)
 	defer unwatch()
 	escAt := time.Now().UnixMilli()
-	if _, err := c.SendKeys(ctx, member, "Escape"); err != nil {
+	if _, err := c.SendKeysNow(ctx, member, "Escape"); err != nil {
 		return a2a.TaskRecord{}, b.keysErr(member, err)
 	}
 	if !b.stoppedAfter(ctx, w, escAt) {
@@ -335,7 +335,7 @@ func (b *Backend) Cancel(ctx context.Context, taskID string) (a2a.TaskRecord, er
 		// and its screen does not already show it stopped (a loaded machine can take longer than
 		// the grace to publish the stop the screen already shows).
 		if m, err := b.row(ctx, member); err == nil && (m.State == herd.StateWorking || m.State == herd.StateBlocked) && !screenStopped(m) {
-			if _, err := c.SendKeys(ctx, member, "C-c"); err != nil && exitcode.Of(err) != exitcode.Gone {
+			if _, err := c.SendKeysNow(ctx, member, "C-c"); err != nil && exitcode.Of(err) != exitcode.Gone {
 				return a2a.TaskRecord{}, b.keysErr(member, err)
 			}
 		}
