@@ -63,7 +63,8 @@
 // A settled screen no rule matched, of an engine without hooks (sh, a REPL,
 // a script), is read from the terminal's foreground process (SetProbe,
 // Foreground): blocked reading the terminal with the screen at rest is idle
-// (rule tty.reading), anything else working (tty.running), and the reason
+// (rule tty.reading), anything else working (tty.running; an engine entry
+// with "foreground": false, the gradient dev server, is never probed), and the reason
 // names the process. While it reads working with no output the tracker's one
 // timer re-probes (250 ms doubling to 4 s); reading the terminal stops it.
 //

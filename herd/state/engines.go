@@ -54,6 +54,11 @@ type Engine struct {
 	Rules []Rule `json:"rules,omitempty"`
 	// Hooks describes the engine's lifecycle hooks (issue 4 installs them).
 	Hooks *HookSpec `json:"hooks,omitempty"`
+	// Foreground: read the terminal's foreground process when no rule matches an engine without
+	// hooks (reading the terminal → idle, anything else → working). Default true; false for a
+	// program that never reads its terminal and must never read working (the gradient dev server,
+	// a web server: the PRD's decision that it has no working state).
+	Foreground *bool `json:"foreground,omitempty"`
 	// PromptGraceMs is how long after a typed prompt the engine's idle or
 	// done screen is still the picture from before it reacted (0 = 1500, at
 	// most PromptClaimCap). OpenCode creates its session on the first prompt

@@ -70,7 +70,7 @@ func (tr *Tracker) SetProbe(probe func() *Foreground) {
 
 // probeAppliesLocked: a probe decides only for engines without hooks.
 func (tr *Tracker) probeAppliesLocked() bool {
-	return tr.probe != nil && (tr.engine == nil || tr.engine.Hooks == nil)
+	return tr.probe != nil && (tr.engine == nil || (tr.engine.Hooks == nil && (tr.engine.Foreground == nil || *tr.engine.Foreground)))
 }
 
 // fromForeground turns an unmatched screen reading into the foreground
