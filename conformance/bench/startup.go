@@ -1,9 +1,14 @@
 package main
 
 // startup: whole-process cold start of mosh next to node, peak memory of a trivial run, and
-// whether start-up grows with the number of user script verbs.
+// whether start-up grows with the number of user script verbs; then the client verbs a hook and
+// a script run most (`herd report`, `ps --json`, `herd task`, `wait`) against a running daemon,
+// side by side with an empty Go binary (issue 15: ≤ 3 ms median whole-process).
 //
-//	go run ./conformance/bench startup [-n RUNS]
+//	go run ./conformance/bench startup [-n RUNS] [-with BIN,BIN…] [-verbs-only]
+//
+// -with adds other mosh binaries (e.g. built from earlier commits) to the verb table, measured in
+// the same interleaved rounds, so what each start-up step bought is one run's ratios.
 
 import (
 	"errors"
@@ -32,6 +37,8 @@ type startupCase struct {
 func runStartup(args []string) error {
 	fs := flag.NewFlagSet("startup", flag.ContinueOnError)
 	runs := fs.Int("n", 30, "measured runs per case (after 2 warm-up runs)")
+	with := fs.String("with", "", "comma-separated extra mosh binaries to measure beside this one (verb table)")
+	verbsOnly := fs.Bool("verbs-only", false, "only the client-verb table")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -55,6 +62,9 @@ func runStartup(args []string) error {
 		return fmt.Errorf("go build ./cmd/mosh: %v\n%s", err, out)
 	}
 	fi, _ := os.Stat(mosh)
+	if *verbsOnly {
+		return startupVerbs(tmp, mosh, *with, *runs)
+	}
 
 	emptyHome := filepath.Join(tmp, "home0")
 	fullHome := filepath.Join(tmp, "home200")
@@ -114,7 +124,7 @@ func runStartup(args []string) error {
 	}
 	e0, e200 := startupPercentile(cases[0].times, 50), startupPercentile(startupCaseByLabel(cases, "mosh -e 0, 200 user verbs").times, 50)
 	fmt.Printf("200 user verbs vs none, mosh -e 0 (median): %+.2f ms\n", float64(e200-e0)/1e6)
-	return nil
+	return startupVerbs(tmp, mosh, *with, *runs)
 }
 
 func startupCaseByLabel(cases []*startupCase, label string) *startupCase {

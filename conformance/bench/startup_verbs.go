@@ -1,0 +1,200 @@
+package main
+
+// The client-verb half of `bench startup`: whole-process `herd report`, `ps --json`, `herd task`
+// and `wait` against a running daemon, interleaved with an empty Go binary (the floor any Go
+// process pays here) and with the same run's `mosh -e 0`. Besides wall time each case reports
+// the child's CPU (utime+stime) and minor page faults from its rusage, which load on a shared
+// machine disturbs far less than wall time.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mosh-dev/mosh/herd"
+)
+
+// hookPayload is the size and shape of what Claude Code hands a hook on stdin.
+const hookPayload = `{"session_id":"8f9c2b1e-6a51-4c33-9d0e-2f7a1c5b9e40","transcript_path":"/home/u/.claude/projects/-work-api/8f9c2b1e.jsonl","cwd":"/work/api","hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":"Done: the auth routes are ported and the tests pass."}`
+
+type verbSample struct {
+	wall, cpu time.Duration
+	minflt    int64
+}
+
+type verbCase struct {
+	label   string
+	argv    []string
+	env     []string
+	stdin   string
+	samples []verbSample
+}
+
+func startupVerbs(tmp, mosh, with string, runs int) error {
+	empty, err := buildEmptyGo(tmp)
+	if err != nil {
+		return err
+	}
+	// A short home: the daemon's socket path must fit in sun_path.
+	home, err := os.MkdirTemp("", "msv")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(home)
+	env := append(filteredEnv("MOSH_HOME", "HOME", "NO_COLOR", "MOSH_HERD_NAME", "MOSH_HERD_DIR"),
+		"MOSH_HOME="+home, "HOME="+home, "NO_COLOR=1")
+	ctx := context.Background()
+	c, err := herd.Connect(ctx, herd.ConnectOptions{Home: home, DaemonArgv: []string{mosh, "herd", "daemon", "--foreground"}})
+	if err != nil {
+		return fmt.Errorf("starting the daemon: %w", err)
+	}
+	defer func() {
+		c.Close()
+		stop := exec.Command(mosh, "herd", "daemon", "stop", "--yes")
+		stop.Env = env
+		_ = stop.Run()
+	}()
+	if _, err := c.Run(ctx, herd.RunParams{Name: "b1", Cwd: home, Argv: []string{"/bin/sh", "-c", "cat >/dev/null"}, Env: env}); err != nil {
+		return err
+	}
+	pr, err := c.Prompt(ctx, "b1", "hello", herd.PromptOptions{})
+	if err != nil {
+		return err
+	}
+	if pr.Task == "" {
+		return errors.New("the prompt minted no task")
+	}
+	hookEnv := append(append([]string{}, env...), "MOSH_HERD_NAME=b1", "MOSH_HERD_DIR="+filepath.Join(home, "herd"))
+
+	bins := []string{mosh}
+	for _, b := range strings.Split(with, ",") {
+		if b = strings.TrimSpace(b); b != "" {
+			if _, err := os.Stat(b); err != nil {
+				return fmt.Errorf("-with: %w", err)
+			}
+			bins = append(bins, b)
+		}
+	}
+	cases := []*verbCase{{label: "empty Go binary", argv: []string{empty}, env: env}}
+	for i, b := range bins {
+		tag := ""
+		if len(bins) > 1 {
+			tag = fmt.Sprintf(" [%s]", startupBinLabel(b, i))
+		}
+		cases = append(cases,
+			&verbCase{label: "mosh -e 0" + tag, argv: []string{b, "-e", "0"}, env: env},
+			&verbCase{label: "herd report (hook)" + tag, argv: []string{b, "herd", "report", "b1", "idle", "--payload", "-"}, env: hookEnv, stdin: hookPayload},
+			&verbCase{label: "ps --json" + tag, argv: []string{b, "ps", "--json"}, env: env},
+			&verbCase{label: "herd task --json" + tag, argv: []string{b, "herd", "task", pr.Task, "--json"}, env: env},
+			&verbCase{label: "wait (matched)" + tag, argv: []string{b, "wait", "b1", "--state", "idle", "--json"}, env: env},
+		)
+	}
+	for round := 0; round < runs+2; round++ {
+		for _, vc := range cases {
+			s, err := verbRun(vc)
+			if err != nil {
+				return fmt.Errorf("%s: %w", vc.label, err)
+			}
+			if round >= 2 {
+				vc.samples = append(vc.samples, s)
+			}
+		}
+	}
+	floor := verbMedian(cases[0].samples)
+	fmt.Printf("\nclient verbs, whole process, daemon running with 1 member; %d interleaved runs per case\n", runs)
+	fmt.Printf("%-34s %9s %9s %9s %7s %11s\n", "case", "median", "p90", "CPU", "faults", "×empty Go")
+	for _, vc := range cases {
+		m := verbMedian(vc.samples)
+		fmt.Printf("%-34s %9s %9s %9s %7d %10.2f×\n", vc.label, startupMs(m.wall), startupMs(verbP90(vc.samples)),
+			startupMs(m.cpu), m.minflt, float64(m.wall)/float64(floor.wall))
+	}
+	fmt.Println("(median of each column separately; CPU = utime+stime and faults = minor page faults of the child)")
+	return nil
+}
+
+func startupBinLabel(bin string, i int) string {
+	if i == 0 {
+		return "this tree"
+	}
+	return filepath.Base(bin)
+}
+
+// buildEmptyGo builds `package main; func main() {}` with this toolchain.
+func buildEmptyGo(tmp string) (string, error) {
+	dir := filepath.Join(tmp, "emptygo")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module emptygo\n\ngo 1.26\n"), 0o644); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
+		return "", err
+	}
+	out := filepath.Join(tmp, "emptygo.bin")
+	cmd := exec.Command("go", "build", "-o", out, ".")
+	cmd.Dir = dir
+	cmd.Env = append(filteredEnv("GOFLAGS"), "GOWORK=off")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building an empty Go program: %v\n%s", err, b)
+	}
+	return out, nil
+}
+
+func verbRun(vc *verbCase) (verbSample, error) {
+	cmd := exec.Command(vc.argv[0], vc.argv[1:]...)
+	cmd.Env = vc.env
+	if vc.stdin != "" {
+		cmd.Stdin = strings.NewReader(vc.stdin)
+	}
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return verbSample{}, fmt.Errorf("exit %d", ee.ExitCode())
+		}
+		return verbSample{}, err
+	}
+	s := verbSample{wall: wall}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		s.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		s.minflt = ru.Minflt
+	}
+	return s, nil
+}
+
+func verbMedian(ss []verbSample) verbSample {
+	pick := func(get func(verbSample) int64) int64 {
+		v := make([]int64, len(ss))
+		for i, s := range ss {
+			v[i] = get(s)
+		}
+		sort.Slice(v, func(i, j int) bool { return v[i] < v[j] })
+		if len(v) == 0 {
+			return 0
+		}
+		return v[len(v)/2]
+	}
+	return verbSample{
+		wall:   time.Duration(pick(func(s verbSample) int64 { return int64(s.wall) })),
+		cpu:    time.Duration(pick(func(s verbSample) int64 { return int64(s.cpu) })),
+		minflt: pick(func(s verbSample) int64 { return s.minflt }),
+	}
+}
+
+func verbP90(ss []verbSample) time.Duration {
+	d := make([]time.Duration, len(ss))
+	for i, s := range ss {
+		d[i] = s.wall
+	}
+	return startupPercentile(d, 90)
+}
