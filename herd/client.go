@@ -2,6 +2,7 @@ package herd
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -143,7 +144,7 @@ func (c *Client) readLoop() {
 			break
 		}
 		var resp rpcResponse
-		if json.Unmarshal(line, &resp) != nil {
+		if !splitResult(line, &resp) && json.Unmarshal(line, &resp) != nil {
 			continue // a line we cannot parse cannot be routed; the caller's deadline ends its wait
 		}
 		if resp.Method != "" {
@@ -179,6 +180,36 @@ func (c *Client) readLoop() {
 		s.end(exitcode.New(exitcode.Infra, "herd daemon connection closed: %v", err))
 	}
 	close(c.done)
+}
+
+// splitResult reads a success response in the one layout the daemon writes,
+// {"jsonrpc":"2.0","id":N,"result":…}, without scanning the result: a large result (500 tasks) is
+// then scanned once, by whoever decodes it, or never when it is passed through. Anything else
+// (errors, notifications, another layout) returns false and is decoded in full.
+func splitResult(line []byte, resp *rpcResponse) bool {
+	const pre = `{"jsonrpc":"2.0","id":`
+	const mid = `,"result":`
+	line = bytes.TrimRight(line, "\r\n")
+	if len(line) < len(pre)+1+len(mid)+2 || string(line[:len(pre)]) != pre || line[len(line)-1] != '}' {
+		return false
+	}
+	i := len(pre)
+	for i < len(line) && line[i] >= '0' && line[i] <= '9' {
+		i++
+	}
+	if i == len(pre) || i-len(pre) > 18 || len(line)-i < len(mid)+2 || string(line[i:i+len(mid)]) != mid {
+		return false
+	}
+	result := line[i+len(mid) : len(line)-1]
+	switch result[0] {
+	case '{', '[':
+	default:
+		return false
+	}
+	resp.JSONRPC = "2.0"
+	resp.ID = append(json.RawMessage(nil), line[len(pre):i]...)
+	resp.Result = append(json.RawMessage(nil), result...) // line is the reader's buffer
+	return true
 }
 
 // readLine reads one newline-terminated line of any length.
@@ -259,6 +290,10 @@ func (c *Client) call(ctx context.Context, method string, params, out any) error
 		}
 		if resp.Error != nil {
 			return resp.Error.toError()
+		}
+		if raw, ok := out.(*json.RawMessage); ok {
+			*raw = resp.Result // passed through as the daemon encoded it (--json output)
+			return nil
 		}
 		if out != nil && len(resp.Result) > 0 {
 			if err := json.Unmarshal(resp.Result, out); err != nil {
@@ -847,6 +882,43 @@ func (c *Client) Tasks(ctx context.Context, f TasksFilter) ([]Task, error) {
 		r.Tasks = []Task{}
 	}
 	return r.Tasks, nil
+}
+
+// TasksJSON is Tasks as the daemon encoded it: the JSON array of Task, compact, never decoded
+// here (`herd tasks --json` prints it: one encode in the daemon, one indent in the CLI).
+func (c *Client) TasksJSON(ctx context.Context, f TasksFilter) (json.RawMessage, error) {
+	p := TasksParams{Member: f.Member, State: f.State, Limit: f.Limit}
+	if !f.Since.IsZero() {
+		p.SinceMs = f.Since.UnixMilli()
+	}
+	var raw json.RawMessage
+	if err := c.call(ctx, MethodTasks, p, &raw); err != nil {
+		return nil, err
+	}
+	// The result is {"tasks":[…]}; the daemon writes exactly that prefix, anything else is decoded.
+	const pre = `{"tasks":`
+	if len(raw) > len(pre) && string(raw[:len(pre)]) == pre && raw[len(raw)-1] == '}' && raw[len(pre)] == '[' {
+		return raw[len(pre) : len(raw)-1], nil
+	}
+	var r struct {
+		Tasks json.RawMessage `json:"tasks"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, exitcode.New(exitcode.Infra, "bad %s result from the daemon: %v", MethodTasks, err)
+	}
+	if len(r.Tasks) == 0 || string(r.Tasks) == "null" {
+		return json.RawMessage("[]"), nil
+	}
+	return r.Tasks, nil
+}
+
+// TaskJSON is Task as the daemon encoded it (compact JSON), never decoded here.
+func (c *Client) TaskJSON(ctx context.Context, id string) (json.RawMessage, error) {
+	var raw json.RawMessage
+	if err := c.call(ctx, MethodTask, TaskParams{ID: id}, &raw); err != nil {
+		return nil, err
+	}
+	return raw, nil
 }
 
 // Task returns one task ("t-N") with its transitions and artifact. An unknown id is exit 3, a

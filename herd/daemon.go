@@ -2,6 +2,7 @@ package herd
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -640,7 +641,7 @@ func (sc *serverConn) handle(ctx context.Context, req serverRequest) {
 }
 
 func (sc *serverConn) reply(id json.RawMessage, result any, e *rpcError) {
-	b, err := json.Marshal(serverResponse{JSONRPC: "2.0", ID: id, Result: result, Error: e})
+	b, err := marshalResponse(serverResponse{JSONRPC: "2.0", ID: id, Result: result, Error: e})
 	if err != nil {
 		b, _ = json.Marshal(serverResponse{JSONRPC: "2.0", ID: id, Error: &rpcError{Code: codeHerdBase - int(exitcode.Infra), Message: "cannot encode the result: " + err.Error(), Data: &rpcErrorData{ExitCode: int(exitcode.Infra)}}})
 	}
@@ -657,6 +658,18 @@ func (sc *serverConn) notify(method string, params any) error {
 		return err
 	}
 	return sc.writeLine(b)
+}
+
+// marshalResponse encodes a response as the CLI prints JSON: <, > and & as themselves, so a
+// result passed through to stdout (tasks --json) reads as a decoded and re-encoded one did.
+func marshalResponse(r serverResponse) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
 }
 
 func (sc *serverConn) writeLine(b []byte) error {

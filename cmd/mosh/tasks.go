@@ -114,12 +114,16 @@ func (h *herdCLI) tasksCmd() *cobra.Command {
 				return err
 			}
 			return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {
+				if asJSON {
+					raw, err := c.TasksJSON(ctx, f) // the daemon's bytes, indented once
+					if err != nil {
+						return err
+					}
+					return writeRawJSON(h.stdout, raw)
+				}
 				ts, err := c.Tasks(ctx, f)
 				if err != nil {
 					return err
-				}
-				if asJSON {
-					return writeJSON(h.stdout, ts)
 				}
 				return h.writeTasks(ts, f.Member == "")
 			})
@@ -192,12 +196,16 @@ func (h *herdCLI) taskCmd() *cobra.Command {
 				return err
 			}
 			return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {
+				if asJSON {
+					raw, err := c.TaskJSON(ctx, id)
+					if err != nil {
+						return err
+					}
+					return writeRawJSON(h.stdout, raw)
+				}
 				t, err := c.Task(ctx, id)
 				if err != nil {
 					return err
-				}
-				if asJSON {
-					return writeJSON(h.stdout, t)
 				}
 				return h.writeTask(t)
 			})

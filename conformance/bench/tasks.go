@@ -43,6 +43,8 @@ type tasksHome struct {
 	c     *herd.Client
 	task  taskDurations
 	tasks taskDurations
+	// tasks NAME --json --limit 500: this tree's binary, and -with's.
+	tasks500, tasks500With taskDurations
 }
 
 func runTasksBench(args []string) error {
@@ -52,6 +54,8 @@ func runTasksBench(args []string) error {
 	perMember := fs.Int("tasks", 500, "tasks per member in the large history")
 	live := fs.Int("live", 32, "live members flipped by hook reports in the throughput run")
 	seconds := fs.Float64("seconds", 5, "how long the throughput run sends reports")
+	with := fs.String("with", "", "another mosh binary (e.g. an earlier commit's) whose tasks NAME --json --limit 500 runs beside this one's")
+	skipThroughput := fs.Bool("no-throughput", false, "skip the transition throughput run")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -165,6 +169,19 @@ func runTasksBench(args []string) error {
 				return err
 			}
 			h.tasks = append(h.tasks, d)
+			member := h.randomMember()
+			d, err = h.timed(mosh, "herd", "tasks", member, "--json", "--limit", "500")
+			if err != nil {
+				return err
+			}
+			h.tasks500 = append(h.tasks500, d)
+			if *with != "" {
+				d, err = h.timed(*with, "herd", "tasks", member, "--json", "--limit", "500")
+				if err != nil {
+					return err
+				}
+				h.tasks500With = append(h.tasks500With, d)
+			}
 		}
 	}
 	big, small := homes[0], homes[1]
@@ -175,10 +192,18 @@ func runTasksBench(args []string) error {
 	}
 	row("mosh herd task ID --json @"+big.label, big.task, small.task)
 	row("mosh herd tasks NAME --json @"+big.label, big.tasks, small.tasks)
+	row("mosh herd tasks NAME --json --limit 500 @"+big.label, big.tasks500, small.tasks500)
+	if *with != "" {
+		row("  the same, -with "+filepath.Base(*with), big.tasks500With, small.tasks500With)
+		fmt.Printf("  this tree / -with, tasks --limit 500 @%s (median): %.2f\n", big.label, float64(big.tasks500.pct(50))/float64(big.tasks500With.pct(50)))
+	}
 	row("mosh herd task --help (start-up floor)", version, version)
 	row("Client.Task (in-process) @"+big.label, rpc[big][0], rpc[small][0])
 	row("Client.Tasks(NAME) (in-process) @"+big.label, rpc[big][1], rpc[small][1])
 
+	if *skipThroughput {
+		return nil
+	}
 	return benchTransitions(ctx, big, *live, time.Duration(*seconds*float64(time.Second)))
 }
 
