@@ -141,6 +141,16 @@ func runTasksBench(args []string) error {
 	// The verb's own cost: the same request from a connected client (what the CLI adds to the
 	// start-up: one connect, one round trip, the ledger read).
 	rpc := map[*tasksHome][2]taskDurations{}
+	raw500 := map[*tasksHome]taskDurations{}
+	for range 100 {
+		for _, h := range homes {
+			t0 := time.Now()
+			if _, err := h.c.TasksJSON(ctx, herd.TasksFilter{Member: h.randomMember(), Limit: 500}); err != nil {
+				return err
+			}
+			raw500[h] = append(raw500[h], time.Since(t0))
+		}
+	}
 	for range 500 {
 		for _, h := range homes {
 			r := rpc[h]
@@ -200,6 +210,7 @@ func runTasksBench(args []string) error {
 	row("mosh herd task --help (start-up floor)", version, version)
 	row("Client.Task (in-process) @"+big.label, rpc[big][0], rpc[small][0])
 	row("Client.Tasks(NAME) (in-process) @"+big.label, rpc[big][1], rpc[small][1])
+	row("Client.TasksJSON(NAME, limit 500) (in-process) @"+big.label, raw500[big], raw500[small])
 
 	if *skipThroughput {
 		return nil
