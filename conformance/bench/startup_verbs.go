@@ -109,12 +109,23 @@ func startupVerbs(tmp, mosh, with string, runs int) error {
 	hookEnv := append(append([]string{}, env...), "MOSH_HERD_NAME=b1", "MOSH_HERD_DIR="+filepath.Join(home, "herd"))
 
 	bins := []string{mosh}
-	for _, b := range strings.Split(with, ",") {
+	for i, b := range strings.Split(with, ",") {
 		if b = strings.TrimSpace(b); b != "" {
-			if _, err := os.Stat(b); err != nil {
+			// A fresh copy, as this tree's binary is freshly built: how a binary sits in the page
+			// cache (folio sizes, what was evicted) changes its page faults by a hundred or more.
+			raw, err := os.ReadFile(b)
+			if err != nil {
 				return fmt.Errorf("-with: %w", err)
 			}
-			bins = append(bins, b)
+			dir := filepath.Join(tmp, fmt.Sprintf("with%d", i))
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+			cp := filepath.Join(dir, filepath.Base(b))
+			if err := os.WriteFile(cp, raw, 0o755); err != nil {
+				return err
+			}
+			bins = append(bins, cp)
 		}
 	}
 	cases := []*verbCase{
