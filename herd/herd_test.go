@@ -953,3 +953,30 @@ func TestRawProtocol(t *testing.T) {
 		t.Fatalf("report by notification: %+v", row)
 	}
 }
+
+// A command `mosh install` linked into $MOSH_HOME/bin runs as a member without a PATH edit; a
+// command found nowhere is refused naming the fix.
+func TestRunFindsInstalledTools(t *testing.T) {
+	h := newHerd(t)
+	bin := filepath.Join(h.home, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "herd-t-tool"), []byte("#!/bin/sh\necho tool-ran\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"PATH=/usr/bin:/bin"}
+	m, err := h.c.Run(h.ctx, RunParams{Name: "tool", Env: env, Argv: []string{"herd-t-tool"}})
+	if err != nil {
+		t.Fatalf("run a tool linked in $MOSH_HOME/bin: %v", err)
+	}
+	h.wait(m.Name, StateGone)
+	if s := h.read("tool"); !strings.Contains(s, "tool-ran") {
+		t.Fatalf("the tool did not run: %q", s)
+	}
+	_, err = h.c.Run(h.ctx, RunParams{Name: "none", Env: env, Argv: []string{"herd-t-missing"}})
+	wantCode(t, err, exitcode.Usage)
+	if err == nil || !strings.Contains(err.Error(), "is not on your PATH") {
+		t.Fatalf("a missing command: %v", err)
+	}
+}

@@ -411,8 +411,9 @@ func (m *member) terminate() {
 }
 
 // lookPath finds file like a shell of the caller would: on the caller's PATH (not the daemon's),
-// relative paths against cwd.
-func lookPath(file, cwd string, env []string) (string, error) {
+// relative paths against cwd; then in the fallback directories ($MOSH_HOME/bin, where `mosh
+// install` links the tools it installs, so `herd run -- gradient …` works without a PATH edit).
+func lookPath(file, cwd string, env []string, fallback ...string) (string, error) {
 	if strings.Contains(file, "/") {
 		p := file
 		if !filepath.IsAbs(p) {
@@ -441,6 +442,11 @@ func lookPath(file, cwd string, env []string) (string, error) {
 		}
 		p := filepath.Join(dir, file)
 		if isExecutable(p) == nil {
+			return p, nil
+		}
+	}
+	for _, dir := range fallback {
+		if p := filepath.Join(dir, file); isExecutable(p) == nil {
 			return p, nil
 		}
 	}

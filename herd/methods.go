@@ -199,7 +199,7 @@ func hRun(ctx context.Context, sc *serverConn, params json.RawMessage) (any, err
 		engine = engineLabel(d.engines, p.Argv[0])
 		spec, known = d.engines.Lookup(engine)
 	}
-	bin, err := lookPath(p.Argv[0], cwd, p.Env)
+	bin, err := lookPath(p.Argv[0], cwd, p.Env, d.toolsDir())
 	if err != nil {
 		return nil, exitcode.New(exitcode.Usage, "cannot run %s: %v: install it or give its full path", p.Argv[0], err)
 	}
@@ -213,6 +213,9 @@ func hRun(ctx context.Context, sc *serverConn, params json.RawMessage) (any, err
 	}
 	return d.row(m), nil
 }
+
+// toolsDir is $MOSH_HOME/bin, where `mosh install` links the commands it installs.
+func (d *daemon) toolsDir() string { return filepath.Join(d.home, "bin") }
 
 func unknownEngine(d *daemon, name string) error {
 	return exitcode.New(exitcode.Usage, "unknown engine %q: use one of %s, or `mosh herd run -- CMD` for any command", name, strings.Join(d.engines.Keys(), ", "))
@@ -235,7 +238,7 @@ func hStart(ctx context.Context, sc *serverConn, params json.RawMessage) (any, e
 	if err != nil {
 		return nil, err
 	}
-	bin, err := lookPath(spec.Bin, cwd, p.Env)
+	bin, err := lookPath(spec.Bin, cwd, p.Env, d.toolsDir())
 	if err != nil {
 		return nil, exitcode.New(exitcode.Infra, "engine %s is not installed: %v: install it, or put it on PATH", spec.Key, err)
 	}

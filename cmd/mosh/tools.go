@@ -111,8 +111,8 @@ func installCmd(gs *globalState) *cobra.Command {
 				fmt.Fprintf(gs.Stdout, "✓ %s — %s %s in %s; run it with: mosh %s --help\n", t.Name, t.Package, res.Version, res.Venv, t.Name)
 			}
 			if !res.OnPath && !res.DryRun {
-				fmt.Fprintf(gs.Stderr, "note: %s is not on PATH. `mosh %s …` finds %s anyway; to run `%s` directly\n"+
-					"  (as in mosh herd run -- %s agent run), add it: export PATH=\"%s:$PATH\"\n",
+				fmt.Fprintf(gs.Stderr, "note: %s is not on PATH. `mosh %s …` and `mosh herd run -- %s …` find %s anyway;\n"+
+					"  to run `%s` directly in your shell, add it: export PATH=\"%s:$PATH\"\n",
 					filepath.Dir(res.Command), t.Name, t.Command, t.Command, t.Command, filepath.Dir(res.Command))
 			}
 			return nil
