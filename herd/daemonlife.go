@@ -240,7 +240,18 @@ func (w *daemonWatch) wait(ctx context.Context) error {
 	if w.gone == -2 {
 		return nil
 	}
-	// A pipe that ctx's end makes readable wakes poll.
+	fds := []unix.PollFd{{Fd: int32(w.ino), Events: unix.POLLIN}}
+	if w.gone >= 0 {
+		fds = append(fds, unix.PollFd{Fd: int32(w.gone), Events: unix.POLLIN})
+	}
+	return pollCtx(ctx, fds, func(fds []unix.PollFd) bool {
+		return (len(fds) > 1 && fds[1].Revents != 0) || (fds[0].Revents != 0 && w.drain())
+	})
+}
+
+// pollCtx polls fds until done says their events end the wait (nil) or ctx ends (ctx.Err()).
+// A pipe that ctx's end makes readable wakes poll.
+func pollCtx(ctx context.Context, fds []unix.PollFd, done func([]unix.PollFd) bool) error {
 	var cp [2]int
 	if err := unix.Pipe2(cp[:], unix.O_CLOEXEC); err != nil {
 		return err
@@ -256,28 +267,25 @@ func (w *daemonWatch) wait(ctx context.Context) error {
 		case <-stopped:
 		}
 	}()
-	fds := []unix.PollFd{{Fd: int32(w.ino), Events: unix.POLLIN}, {Fd: int32(cp[0]), Events: unix.POLLIN}}
-	if w.gone >= 0 {
-		fds = append(fds, unix.PollFd{Fd: int32(w.gone), Events: unix.POLLIN})
-	}
+	all := append(fds[:len(fds):len(fds)], unix.PollFd{Fd: int32(cp[0]), Events: unix.POLLIN})
+	own, ctxFd := all[:len(fds)], &all[len(fds)]
 	for {
-		_, err := unix.Poll(fds, -1)
+		_, err := unix.Poll(all, -1)
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
 		if err != nil {
 			return err
 		}
-		if fds[1].Revents != 0 {
+		if done(own) {
+			return nil
+		}
+		if ctxFd.Revents != 0 {
 			return ctx.Err()
 		}
-		if len(fds) > 2 && fds[2].Revents != 0 {
-			return nil
+		for i := range all {
+			all[i].Revents = 0
 		}
-		if fds[0].Revents != 0 && w.drain() {
-			return nil
-		}
-		fds[0].Revents = 0
 	}
 }
 
@@ -346,37 +354,7 @@ func waitProcessGone(ctx context.Context, pid int, home string) error {
 	}
 	defer unix.Close(fd)
 	defer stop()
-	var cp [2]int
-	if err := unix.Pipe2(cp[:], unix.O_CLOEXEC); err != nil {
-		return err
-	}
-	defer unix.Close(cp[0])
-	stopped := make(chan struct{})
-	defer close(stopped)
-	go func() {
-		defer unix.Close(cp[1])
-		select {
-		case <-ctx.Done():
-			_, _ = unix.Write(cp[1], []byte{1})
-		case <-stopped:
-		}
-	}()
-	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: int32(cp[0]), Events: unix.POLLIN}}
-	for {
-		_, err := unix.Poll(fds, -1)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if fds[0].Revents != 0 {
-			return nil
-		}
-		if fds[1].Revents != 0 {
-			return ctx.Err()
-		}
-	}
+	return pollCtx(ctx, []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, func(fds []unix.PollFd) bool { return fds[0].Revents != 0 })
 }
 
 // ---- daemon side ------------------------------------------------------------------------------

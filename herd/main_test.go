@@ -86,9 +86,25 @@ type herdT struct {
 // whose Connect starts a daemon; cleanup stops it.
 func newHerd(t *testing.T) *herdT {
 	t.Helper()
+	return newHerdWith(t, nil)
+}
+
+// newHerdWith is newHerd with files written into the herd directory before the daemon starts
+// (an engines.json override, say).
+func newHerdWith(t *testing.T, files map[string]string) *herdT {
+	t.Helper()
 	home, err := os.MkdirTemp("", "mosh")
 	if err != nil {
 		t.Fatal(err)
+	}
+	dir := HerdDir(home)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	t.Setenv("HOME", home)
 	t.Setenv("MOSH_HOME", home)

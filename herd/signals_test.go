@@ -1,7 +1,6 @@
 package herd
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,46 +14,6 @@ import (
 	"github.com/mosh-dev/mosh/herd/state"
 	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
-
-// newHerdWith is newHerd with files written into the herd directory before the daemon starts
-// (an engines.json override, say).
-func newHerdWith(t *testing.T, files map[string]string) *herdT {
-	t.Helper()
-	home, err := os.MkdirTemp("", "mosh")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := HerdDir(home)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Setenv("HOME", home)
-	t.Setenv("MOSH_HOME", home)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*testTimeout)
-	c, err := Connect(ctx, ConnectOptions{Home: home})
-	if err != nil {
-		cancel()
-		t.Fatalf("connect: %v", err)
-	}
-	h := &herdT{t: t, home: home, c: c, ctx: ctx}
-	t.Cleanup(func() {
-		stopDaemon(home)
-		c.Close()
-		cancel()
-		if t.Failed() {
-			if b, err := os.ReadFile(filepath.Join(home, "herd", "daemon.log")); err == nil {
-				t.Logf("daemon.log:\n%s", b)
-			}
-		}
-		os.RemoveAll(home)
-	})
-	return h
-}
 
 // A program no screen rule knows (cat echoes what it reads, no prompt) reads idle while it is
 // blocked reading its terminal, and a prompt --wait to it returns instead of hanging: the
