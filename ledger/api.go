@@ -217,14 +217,14 @@ type Task struct {
 // many goroutines mint at once. If the member still has an open task it is closed first with its
 // last state and the note "superseded by t-N" (a member works on one prompt at a time).
 func (s *Store) MintTask(member, text, stateAtSubmit string, at time.Time) (Task, error) {
-	return s.mintTask(member, text, stateAtSubmit, at)
+	return s.mintTask(member, text, stateAtSubmit, at, false)
 }
 
 // MintQueued creates a task for a prompt that waits in the daemon's queue because its member is
 // busy. Unlike MintTask it supersedes nothing and is not the member's running task: transitions
 // are not linked to it until StartTask. It reads StateSubmitted while queued.
 func (s *Store) MintQueued(member, text, stateAtSubmit string, at time.Time) (Task, error) {
-	return s.mintQueued(member, text, stateAtSubmit, at)
+	return s.mintTask(member, text, stateAtSubmit, at, true)
 }
 
 // StartTask makes a queued task the member's running task (its prompt is about to be typed). Any

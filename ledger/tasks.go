@@ -35,7 +35,9 @@ func openTaskID(tx *sql.Tx, member string) (int64, error) {
 	return id, err
 }
 
-func (s *Store) mintTask(member, text, stateAtSubmit string, at time.Time) (Task, error) {
+// mintTask records a submitted task. A running one (queued false) supersedes the member's other
+// running tasks; a queued one waits its turn (Queued, typed later by the daemon's queue).
+func (s *Store) mintTask(member, text, stateAtSubmit string, at time.Time, queued bool) (Task, error) {
 	if err := checkName(member); err != nil {
 		return Task{}, err
 	}
@@ -43,13 +45,17 @@ func (s *Store) mintTask(member, text, stateAtSubmit string, at time.Time) (Task
 		at = s.now()
 	}
 	var id int64
-	err := s.writeTx("mint task", func(tx *sql.Tx) error {
-		res, err := tx.Exec(`INSERT INTO tasks (member, text, submitted_ms, state_at_submit, state, bytes)
-			VALUES (?, ?, ?, ?, ?, ?)`, member, text, at.UnixMilli(), stateAtSubmit, StateSubmitted, len(text))
+	what, q := "mint task", 0
+	if queued {
+		what, q = "mint queued task", 1
+	}
+	err := s.writeTx(what, func(tx *sql.Tx) error {
+		res, err := tx.Exec(`INSERT INTO tasks (member, text, submitted_ms, state_at_submit, state, bytes, queued)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`, member, text, at.UnixMilli(), stateAtSubmit, StateSubmitted, len(text), q)
 		if err != nil {
 			return err
 		}
-		if id, err = res.LastInsertId(); err != nil {
+		if id, err = res.LastInsertId(); err != nil || queued {
 			return err
 		}
 		return s.supersede(tx, member, id, at)
@@ -59,7 +65,7 @@ func (s *Store) mintTask(member, text, stateAtSubmit string, at time.Time) (Task
 	}
 	return Task{
 		ID: FormatTaskID(id), Member: member, Text: text, Submitted: fromMs(at.UnixMilli()),
-		StateAtSubmit: stateAtSubmit, State: StateSubmitted, Open: true,
+		StateAtSubmit: stateAtSubmit, State: StateSubmitted, Open: true, Queued: queued,
 	}, nil
 }
 
@@ -76,32 +82,6 @@ func (s *Store) supersede(tx *sql.Tx, member string, id int64, at time.Time) err
 		return s.prune(tx, member)
 	}
 	return nil
-}
-
-func (s *Store) mintQueued(member, text, stateAtSubmit string, at time.Time) (Task, error) {
-	if err := checkName(member); err != nil {
-		return Task{}, err
-	}
-	if at.IsZero() {
-		at = s.now()
-	}
-	var id int64
-	err := s.writeTx("mint queued task", func(tx *sql.Tx) error {
-		res, err := tx.Exec(`INSERT INTO tasks (member, text, submitted_ms, state_at_submit, state, bytes, queued)
-			VALUES (?, ?, ?, ?, ?, ?, 1)`, member, text, at.UnixMilli(), stateAtSubmit, StateSubmitted, len(text))
-		if err != nil {
-			return err
-		}
-		id, err = res.LastInsertId()
-		return err
-	})
-	if err != nil {
-		return Task{}, err
-	}
-	return Task{
-		ID: FormatTaskID(id), Member: member, Text: text, Submitted: fromMs(at.UnixMilli()),
-		StateAtSubmit: stateAtSubmit, State: StateSubmitted, Open: true, Queued: true,
-	}, nil
 }
 
 func (s *Store) startTask(id string, at time.Time) error {
