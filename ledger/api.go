@@ -214,8 +214,9 @@ type Task struct {
 
 // MintTask creates a task for a prompt about to be typed into member, and returns it with its new
 // herd-wide id. Call it before the first key is sent. Ids are monotonic and never collide, however
-// many goroutines mint at once. If the member still has an open task it is closed first with its
-// last state and the note "superseded by t-N" (a member works on one prompt at a time).
+// many goroutines mint at once. If the member still has a running task it is closed first as
+// canceled with the note "superseded by t-N" (a member works on one prompt at a time; queued
+// tasks are left waiting).
 func (s *Store) MintTask(member, text, stateAtSubmit string, at time.Time) (Task, error) {
 	return s.mintTask(member, text, stateAtSubmit, at, false)
 }
