@@ -140,6 +140,10 @@ func startupVerbs(tmp, mosh, with string, runs int) error {
 		cases = append(cases,
 			&verbCase{label: "mosh -e 0" + tag, argv: []string{b, "-e", "0"}, env: env},
 			&verbCase{label: "herd report (hook)" + tag, argv: []string{b, "herd", "report", "b1", "idle", "--payload", "-"}, env: hookEnv, stdin: hookPayload},
+			// The same report on the ordinary path (cobra, herd.Client) of the same binary: what
+			// the hook fast path (cmd/mosh/internal/hookpath) buys.
+			&verbCase{label: "herd report, no hook path" + tag, argv: []string{b, "herd", "report", "b1", "idle", "--payload", "-"},
+				env: append(append([]string{}, hookEnv...), "MOSH_NO_HOOKPATH=1"), stdin: hookPayload},
 			&verbCase{label: "ps --json" + tag, argv: []string{b, "ps", "--json"}, env: env},
 			&verbCase{label: "herd task --json" + tag, argv: []string{b, "herd", "task", pr.Task, "--json"}, env: env},
 			&verbCase{label: "wait (matched)" + tag, argv: []string{b, "wait", "b1", "--state", "idle", "--json"}, env: env},
@@ -158,14 +162,22 @@ func startupVerbs(tmp, mosh, with string, runs int) error {
 	}
 	floorRun := verbMedian(cases[0].samples)
 	fmt.Printf("\nclient verbs, whole process, daemon running with 1 member; %d interleaved runs per case\n", runs)
-	fmt.Printf("%-34s %9s %9s %9s %7s %11s\n", "case", "median", "p90", "CPU", "faults", "×empty Go")
+	fmt.Printf("%-40s %9s %9s %9s %7s %10s %8s %8s\n", "case", "median", "p90", "CPU", "faults", "×empty Go", "CPU×", "faults×")
 	for _, vc := range cases {
 		m := verbMedian(vc.samples)
-		fmt.Printf("%-34s %9s %9s %9s %7d %10.2f×\n", vc.label, startupMs(m.wall), startupMs(verbP90(vc.samples)),
-			startupMs(m.cpu), m.minflt, float64(m.wall)/float64(floorRun.wall))
+		fmt.Printf("%-40s %9s %9s %9s %7d %9.2f× %7.2f× %7.2f×\n", vc.label, startupMs(m.wall), startupMs(verbP90(vc.samples)),
+			startupMs(m.cpu), m.minflt, float64(m.wall)/float64(floorRun.wall),
+			ratio(int64(m.cpu), int64(floorRun.cpu)), ratio(m.minflt, floorRun.minflt))
 	}
-	fmt.Println("(median of each column separately; CPU = utime+stime and faults = minor page faults of the child)")
+	fmt.Println("(median of each column separately; CPU = utime+stime and faults = minor page faults of the child; × = over the empty Go binary)")
 	return nil
+}
+
+func ratio(a, b int64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
 }
 
 func startupBinLabel(bin string, i int) string {
