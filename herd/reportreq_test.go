@@ -3,6 +3,8 @@ package herd
 import (
 	"bytes"
 	"encoding/json"
+	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/mosh-dev/mosh/herd/reportreq"
@@ -12,11 +14,23 @@ import (
 // The report line reportreq builds (which the hook fast path sends too) is the line every other
 // call sends: the generic rpcRequest envelope, marshalled.
 func TestReportLineIsTheGenericRequest(t *testing.T) {
-	for _, p := range []ReportParams{
+	params := []ReportParams{
 		{Name: "x", State: "working", TTLMs: 900000},
 		{Name: "api-2", State: "blocked", Kind: "menu", TTLMs: 1000, Nonce: "n-1\"\\<", Payload: json.RawMessage("{\n \"a\": \"<&>\u2028\",\t\"b\": [1, 2]}\n")},
-		{Name: "x", State: "done"},
-	} {
+		{Name: "x", State: "done", TTLMs: -5, Payload: json.RawMessage(` "\u00e9\ud83d\ude00 \u2029 \\" `)},
+		{Name: "x", State: "done", Nonce: "\b\f\n\r\t\x00\x1f\x7f\u2028\u2029\xff\xc3(é😀<>&'\"\\"},
+	}
+	// Strings of every byte class encoding/json treats apart (the nonce is free text).
+	rng := rand.New(rand.NewPCG(1, 15))
+	pieces := []string{"a", "\x00", "\x1f", "\b", "\f", "\n", "\r", "\t", "\"", "\\", "<", ">", "&", "\x7f", "\xff", "\xc3", "é", "\u2028", "\u2029", "😀", "\xe2\x80"}
+	for range 2000 {
+		var sb strings.Builder
+		for range rng.IntN(8) {
+			sb.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		params = append(params, ReportParams{Name: sb.String(), State: "idle", Kind: sb.String(), Nonce: sb.String(), TTLMs: rng.Int64()})
+	}
+	for _, p := range params {
 		id := int64(41)
 		want, err := json.Marshal(rpcRequest{JSONRPC: "2.0", ID: &id, Method: MethodReport, Params: p})
 		if err != nil {

@@ -4,16 +4,19 @@
 // (cmd/mosh/internal/hookpath, which answers `mosh herd report` before the heavy packages of the
 // binary initialise) both build their request here, so the two cannot drift.
 //
-// It is a leaf: it imports only the standard library's encoding/json, errors, path, strings and time, and
-// has no init work of its own, so a package importing it can still initialise early.
+// It is a leaf: it imports only a few standard packages (encoding/json for its scanner, not its
+// reflection) and has no init work of its own, so a package importing it can still initialise early.
 package reportreq
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"path"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Method is the protocol method of a report.
@@ -57,21 +60,95 @@ func New(name, state, kind string, ttl time.Duration, payload json.RawMessage, g
 	return p
 }
 
-// request is the JSON-RPC 2.0 envelope, field for field the one herd.Client sends.
-type request struct {
-	JSONRPC string `json:"jsonrpc"`
-	ID      *int64 `json:"id,omitempty"`
-	Method  string `json:"method"`
-	Params  Params `json:"params"`
+// Line is the request line (newline-terminated) that sends p as call id: byte for byte what
+// encoding/json makes of herd.Client's generic request envelope
+// {"jsonrpc":"2.0","id":id,"method":"report","params":p} (herd TestReportLineIsTheGenericRequest
+// holds that), written without reflection so the hook fast path stays cheap.
+func Line(id int64, p Params) ([]byte, error) {
+	b := make([]byte, 0, 160+len(p.Name)+len(p.Nonce)+len(p.Payload))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = strconv.AppendInt(b, id, 10)
+	b = append(b, `,"method":"`+Method+`","params":{"name":`...)
+	b = appendString(b, p.Name)
+	b = append(b, `,"state":`...)
+	b = appendString(b, p.State)
+	if p.Kind != "" {
+		b = append(b, `,"kind":`...)
+		b = appendString(b, p.Kind)
+	}
+	if p.TTLMs != 0 {
+		b = append(b, `,"ttlMs":`...)
+		b = strconv.AppendInt(b, p.TTLMs, 10)
+	}
+	if len(p.Payload) != 0 {
+		// encoding/json writes a RawMessage compacted, with <, >, &, U+2028 and U+2029 escaped.
+		var compact, escaped bytes.Buffer
+		if err := json.Compact(&compact, p.Payload); err != nil {
+			return nil, err
+		}
+		escaped.Grow(compact.Len())
+		json.HTMLEscape(&escaped, compact.Bytes())
+		b = append(b, `,"payload":`...)
+		b = append(b, escaped.Bytes()...)
+	}
+	if p.Nonce != "" {
+		b = append(b, `,"nonce":`...)
+		b = appendString(b, p.Nonce)
+	}
+	return append(b, "}}\n"...), nil
 }
 
-// Line is the request line (newline-terminated) that sends p as call id.
-func Line(id int64, p Params) ([]byte, error) {
-	b, err := json.Marshal(request{JSONRPC: "2.0", ID: &id, Method: Method, Params: p})
-	if err != nil {
-		return nil, err
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string as encoding/json writes it (HTML-safe: <, > and &
+// escaped; U+2028 and U+2029 escaped; invalid UTF-8 as U+FFFD).
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
 	}
-	return append(b, '\n'), nil
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
 }
 
 // Errors of Payload; the command line turns them into usage errors that name the fix.

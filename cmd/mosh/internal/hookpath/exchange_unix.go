@@ -15,8 +15,8 @@ const reportDeadline = 3 * time.Second
 // maxAnswer bounds the answer line read (a report's answer is a few hundred bytes).
 const maxAnswer = 64 << 10
 
-// exchange sends line to the daemon listening on sock and returns the first answer line that
-// carries an id (notifications, if any, are skipped); ok is false when there is none. Raw system calls:
+// exchange sends line to the daemon listening on sock and returns the first line that is not a
+// notification (an answer); ok is false when there is none. Raw system calls:
 // the net package is initialised late in the binary and this runs before it.
 func exchange(sock string, line []byte, deadline time.Duration) ([]byte, bool) {
 	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
@@ -46,7 +46,7 @@ func exchange(sock string, line []byte, deadline time.Duration) ([]byte, bool) {
 	for {
 		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
 			ans := buf[:i]
-			if hasID(ans) {
+			if !bytes.HasPrefix(ans, []byte(`{"jsonrpc":"2.0","method":`)) {
 				return ans, true
 			}
 			buf = append(buf[:0], buf[i+1:]...)

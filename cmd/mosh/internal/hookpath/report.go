@@ -1,7 +1,7 @@
 package hookpath
 
 import (
-	"encoding/json"
+	"bytes"
 	"io"
 	"os"
 	"path"
@@ -102,25 +102,10 @@ func socket(getenv func(string) string) (string, bool) {
 	return reportreq.ShortSocketPath(path.Clean(home))
 }
 
-// hasID says whether line is an answer (it carries an id), not a notification.
-func hasID(line []byte) bool {
-	var r struct {
-		ID json.RawMessage `json:"id"`
-	}
-	return json.Unmarshal(line, &r) == nil && len(r.ID) > 0 && string(r.ID) != "null"
-}
-
-// success says whether answer is the success answer of call 1.
+// success says whether answer is the success answer of call 1, in the layout PROTOCOL.md
+// promises clients ({"jsonrpc":"2.0","id":<id>,"result":<value>}).
 func success(answer []byte) bool {
-	var r struct {
-		ID     *int64          `json:"id"`
-		Result json.RawMessage `json:"result"`
-		Error  json.RawMessage `json:"error"`
-	}
-	if json.Unmarshal(answer, &r) != nil {
-		return false
-	}
-	return r.ID != nil && *r.ID == 1 && len(r.Error) == 0 && len(r.Result) > 0
+	return bytes.HasPrefix(answer, []byte(`{"jsonrpc":"2.0","id":1,"result":`))
 }
 
 func readAtMost(r io.Reader, n int) ([]byte, error) {
