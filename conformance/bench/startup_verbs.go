@@ -73,6 +73,12 @@ func startupVerbs(tmp, mosh, with string, runs int) error {
 	if err != nil {
 		return err
 	}
+	// The floor of any binary that links libc through cgo, as mosh does for sqlite: the dynamic
+	// loader, libc's start-up and cgo's runtime set-up, before any package init.
+	emptyCgo, err := buildGoProgram(tmp, "emptycgo", "package main\n\n// #include <stdlib.h>\nimport \"C\"\n\nfunc main() {}\n")
+	if err != nil {
+		return err
+	}
 	floor, err := buildGoProgram(tmp, "floorclient", floorClient)
 	if err != nil {
 		return err
@@ -130,6 +136,7 @@ func startupVerbs(tmp, mosh, with string, runs int) error {
 	}
 	cases := []*verbCase{
 		{label: "empty Go binary", argv: []string{empty}, env: env},
+		{label: "empty cgo binary (libc, as mosh)", argv: []string{emptyCgo}, env: env},
 		{label: "floor: stdlib-only report client", argv: []string{floor, herd.SocketPath(home), "b1", "idle"}, env: hookEnv, stdin: hookPayload},
 	}
 	for i, b := range bins {
@@ -202,7 +209,11 @@ func buildGoProgram(tmp, name, src string) (string, error) {
 	out := filepath.Join(tmp, name+".bin")
 	cmd := exec.Command("go", "build", "-o", out, ".")
 	cmd.Dir = dir
-	cmd.Env = append(filteredEnv("GOFLAGS", "CGO_ENABLED"), "GOWORK=off", "CGO_ENABLED=0") // static, as small as Go gets
+	cgo := "CGO_ENABLED=0" // static, as small as Go gets
+	if strings.Contains(src, "import \"C\"") {
+		cgo = "CGO_ENABLED=1" // linked against libc, as mosh is (sqlite through cgo)
+	}
+	cmd.Env = append(filteredEnv("GOFLAGS", "CGO_ENABLED"), "GOWORK=off", cgo)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building %s: %v\n%s", name, err, b)
 	}
