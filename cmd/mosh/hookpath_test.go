@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"net"
 	"os"
 	"os/exec"
@@ -319,5 +320,24 @@ func TestHookPathSkipsTheHeavyInits(t *testing.T) {
 	}
 	if ordinary := fd.next(t); !bytes.Equal(fast, ordinary) {
 		t.Errorf("the binary's requests differ:\nordinary %s\nfast     %s", ordinary, fast)
+	}
+
+	// An error answer: the fast path hands over, with the payload it read from stdin, and the
+	// ordinary path sends the same request again and reports the error as it always does.
+	fd.setAnswer(func(id json.RawMessage) string {
+		return `{"jsonrpc":"2.0","id":` + string(id) + `,"error":{"code":-32602,"message":"invalid params: no such thing"}}`
+	})
+	cmd := exec.Command(moshBin, "herd", "report", "x", "blocked:permission", "--payload", "-")
+	cmd.Env = []string{"HOME=" + home, "MOSH_HOME=" + filepath.Join(home, "m"), "PATH=" + os.Getenv("PATH"), "MOSH_HERD_NAME=x", "MOSH_HERD_NONCE=n-77"}
+	cmd.Stdin = strings.NewReader("{\"hook_event_name\":\"PermissionRequest\",\n\"tool\":\"<Bash>\"}")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() == 0 || !strings.Contains(string(out), "no such thing") {
+		t.Errorf("an error answer: %v, output %q", err, out)
+	}
+	for i := 0; i < 2; i++ {
+		if again := fd.next(t); !bytes.Equal(again, fast) {
+			t.Errorf("request %d after an error answer differs:\n%s\nwant %s", i+1, again, fast)
+		}
 	}
 }
