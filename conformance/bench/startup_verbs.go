@@ -169,10 +169,10 @@ func startupVerbs(tmp, mosh, with string, runs int) error {
 	}
 	floorRun := verbMedian(cases[0].samples)
 	fmt.Printf("\nclient verbs, whole process, daemon running with 1 member; %d interleaved runs per case\n", runs)
-	fmt.Printf("%-40s %9s %9s %9s %7s %10s %8s %8s\n", "case", "median", "p90", "CPU", "faults", "×empty Go", "CPU×", "faults×")
+	fmt.Printf("%-48s %9s %9s %9s %7s %10s %8s %8s\n", "case", "median", "p90", "CPU", "faults", "×empty Go", "CPU×", "faults×")
 	for _, vc := range cases {
 		m := verbMedian(vc.samples)
-		fmt.Printf("%-40s %9s %9s %9s %7d %9.2f× %7.2f× %7.2f×\n", vc.label, startupMs(m.wall), startupMs(verbP90(vc.samples)),
+		fmt.Printf("%-48s %9s %9s %9s %7d %9.2f× %7.2f× %7.2f×\n", vc.label, startupMs(m.wall), startupMs(verbP90(vc.samples)),
 			startupMs(m.cpu), m.minflt, float64(m.wall)/float64(floorRun.wall),
 			ratio(int64(m.cpu), int64(floorRun.cpu)), ratio(m.minflt, floorRun.minflt))
 	}
