@@ -12,9 +12,9 @@ package herd
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
+	"github.com/mosh-dev/mosh/herd/reportreq"
 	"github.com/mosh-dev/mosh/ledger"
 	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
@@ -106,30 +106,22 @@ func CheckName(s string) error {
 }
 
 // BlockedKinds are the sub-kinds a blocked state may carry.
-var BlockedKinds = []string{"permission", "question", "menu"}
+var BlockedKinds = reportreq.BlockedKinds
 
 // ParseStateArg splits "blocked:permission" into state and kind and validates both. Only blocked
 // takes a kind. It accepts the five reportable states (not gone).
 func ParseStateArg(s string) (state, kind string, err error) {
-	state, kind, _ = strings.Cut(strings.TrimSpace(s), ":")
-	switch state {
-	case StateWorking, StateBlocked, StateDone, StateIdle, StateUnknown:
-	default:
+	state, kind, ok := reportreq.SplitState(s)
+	switch {
+	case ok:
+		return state, kind, nil
+	case state != StateWorking && state != StateBlocked && state != StateDone && state != StateIdle && state != StateUnknown:
 		return "", "", exitcode.New(exitcode.Usage, "unknown state %q: use working, blocked[:permission|question|menu], done, idle or unknown", s)
+	case state != StateBlocked:
+		return "", "", exitcode.New(exitcode.Usage, "state %q takes no sub-kind: only blocked does (blocked:permission|question|menu)", s)
+	default:
+		return "", "", exitcode.New(exitcode.Usage, "unknown blocked kind %q: use permission, question or menu", kind)
 	}
-	if kind != "" {
-		if state != StateBlocked {
-			return "", "", exitcode.New(exitcode.Usage, "state %q takes no sub-kind: only blocked does (blocked:permission|question|menu)", s)
-		}
-		ok := false
-		for _, k := range BlockedKinds {
-			ok = ok || k == kind
-		}
-		if !ok {
-			return "", "", exitcode.New(exitcode.Usage, "unknown blocked kind %q: use permission, question or menu", kind)
-		}
-	}
-	return state, kind, nil
 }
 
 // RunParams launches any command as a member (`herd run`).
@@ -384,19 +376,11 @@ type RestoreResult struct {
 }
 
 // ReportParams is a hook report: the engine (through `mosh herd report`) says what state it is in.
-type ReportParams struct {
-	Name    string          `json:"name"`
-	State   string          `json:"state"`
-	Kind    string          `json:"kind,omitempty"`
-	TTLMs   int64           `json:"ttlMs,omitempty"` // default and cap 15 min
-	Payload json.RawMessage `json:"payload,omitempty"`
-	// Nonce is the MOSH_HERD_NONCE of the reporting process's environment (Client.Report adds
-	// it): a report from another launch of the same name is ignored.
-	Nonce string `json:"nonce,omitempty"`
-}
+// Its definition and its request line live in herd/reportreq, which the hook fast path shares.
+type ReportParams = reportreq.Params
 
 // EnvNonce is the per-launch nonce in a local member's environment.
-const EnvNonce = "MOSH_HERD_NONCE"
+const EnvNonce = reportreq.EnvNonce
 
 type ReportResult struct {
 	Name      string `json:"name"`

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/mosh-dev/mosh/herd/remote"
+	"github.com/mosh-dev/mosh/herd/reportreq"
 	"github.com/mosh-dev/mosh/herd/state"
 	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
@@ -268,7 +269,19 @@ func (c *Client) dispatchNotification(resp rpcResponse) {
 
 // call sends one request and decodes its result into out (may be nil).
 func (c *Client) call(ctx context.Context, method string, params, out any) error {
+	return c.roundTrip(ctx, method, func(id int64) ([]byte, error) {
+		b, err := json.Marshal(rpcRequest{JSONRPC: "2.0", ID: &id, Method: method, Params: params})
+		return append(b, '\n'), err
+	}, out)
+}
+
+// roundTrip sends the request line that line builds for a fresh call id and waits for its answer.
+func (c *Client) roundTrip(ctx context.Context, method string, line func(id int64) ([]byte, error), out any) error {
 	id := c.nextID.Add(1)
+	req, err := line(id)
+	if err != nil {
+		return exitcode.New(exitcode.Infra, "cannot encode the %s request: %v", method, err)
+	}
 	ch := make(chan rpcResponse, 1)
 	c.mu.Lock()
 	if c.readErr != nil || c.closed {
@@ -277,7 +290,7 @@ func (c *Client) call(ctx context.Context, method string, params, out any) error
 	}
 	c.pending[id] = ch
 	c.mu.Unlock()
-	if err := c.send(rpcRequest{JSONRPC: "2.0", ID: &id, Method: method, Params: params}); err != nil {
+	if err := c.sendLine(req); err != nil {
 		c.mu.Lock()
 		delete(c.pending, id)
 		c.mu.Unlock()
@@ -319,9 +332,14 @@ func (c *Client) send(req rpcRequest) error {
 	if err != nil {
 		return err
 	}
+	return c.sendLine(append(b, '\n'))
+}
+
+// sendLine writes one newline-terminated request line.
+func (c *Client) sendLine(line []byte) error {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
-	if _, err := c.w.Write(append(b, '\n')); err != nil {
+	if _, err := c.w.Write(line); err != nil {
 		return err
 	}
 	return c.w.Flush()
@@ -493,12 +511,10 @@ func (c *Client) Report(ctx context.Context, name, state, kind string, ttl time.
 		return nil, nil
 	}
 	var r ReportResult
-	p := ReportParams{Name: name, State: state, Kind: kind, TTLMs: ttl.Milliseconds(), Payload: payload}
-	if name == os.Getenv("MOSH_HERD_NAME") {
-		// A hook reporting for the member it runs in: the launch's nonce says which launch.
-		p.Nonce = os.Getenv(EnvNonce)
-	}
-	return &r, c.call(ctx, MethodReport, p, &r)
+	// One definition of the request, shared with the hook fast path (cmd/mosh/internal/hookpath):
+	// the params (nonce included) and the very bytes of the line.
+	p := reportreq.New(name, state, kind, ttl, payload, os.Getenv)
+	return &r, c.roundTrip(ctx, MethodReport, func(id int64) ([]byte, error) { return reportreq.Line(id, p) }, &r)
 }
 
 // Status is `herd status`.

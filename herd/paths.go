@@ -7,11 +7,12 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/mosh-dev/mosh/herd/reportreq"
 	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // maxSocketPath keeps the socket path under the 108-byte sun_path limit with room to spare.
-const maxSocketPath = 100
+const maxSocketPath = reportreq.MaxSocketPath
 
 // Home returns $MOSH_HOME, or ~/.mosh when it is unset.
 func Home() (string, error) {
@@ -39,8 +40,7 @@ func HerdDir(home string) string { return filepath.Join(home, "herd") }
 // SocketPath is where the daemon of home listens: $MOSH_HOME/herd/mosh.sock, or, when that path is
 // too long for a unix socket, /tmp/mosh-<uid>/<hash of MOSH_HOME>.sock.
 func SocketPath(home string) string {
-	p := filepath.Join(HerdDir(home), "mosh.sock")
-	if len(p) <= maxSocketPath {
+	if p, ok := reportreq.ShortSocketPath(home); ok { // the rule the hook fast path shares
 		return p
 	}
 	sum := sha256.Sum256([]byte(home))

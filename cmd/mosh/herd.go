@@ -9,6 +9,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/mosh-dev/mosh/herd"
 	"github.com/mosh-dev/mosh/herd/remote"
+	"github.com/mosh-dev/mosh/herd/reportreq"
 	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
@@ -883,9 +885,8 @@ func (h *herdCLI) restoreCmd() *cobra.Command {
 
 // ---- report -----------------------------------------------------------------------------------
 
-// maxReportPayload bounds the hook JSON a report carries (Claude's Stop payload holds the last
-// message, which the ledger truncates at 8000 characters anyway).
-const maxReportPayload = 1 << 20
+// maxReportPayload bounds the hook JSON a report carries (reportreq.MaxPayload).
+const maxReportPayload = reportreq.MaxPayload
 
 // reportDeadline bounds a whole report (connect + deliver); hooks run it synchronously.
 const reportDeadline = 3 * time.Second
@@ -982,16 +983,15 @@ func (h *herdCLI) readPayload(src string) (json.RawMessage, error) {
 	if err != nil {
 		return nil, exitcode.New(exitcode.Usage, "--payload: %v", err)
 	}
-	if len(b) > maxReportPayload {
+	// The rule the hook fast path shares (herd/reportreq).
+	raw, err := reportreq.Payload(b)
+	switch {
+	case errors.Is(err, reportreq.ErrPayloadTooLarge):
 		return nil, exitcode.New(exitcode.Usage, "--payload is larger than %d bytes: pass the hook's JSON only", maxReportPayload)
-	}
-	if len(strings.TrimSpace(string(b))) == 0 {
-		return nil, nil
-	}
-	if !json.Valid(b) {
+	case err != nil:
 		return nil, exitcode.New(exitcode.Usage, "--payload is not JSON: pass the hook's JSON input (or leave --payload out)")
 	}
-	return json.RawMessage(b), nil
+	return raw, nil
 }
 
 // ---- status / doctor / explain ----------------------------------------------------------------

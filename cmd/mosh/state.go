@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"io"
 	"os"
 	"os/signal"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+
+	"github.com/mosh-dev/mosh/cmd/mosh/internal/hookpath"
 )
 
 // globalState is everything a command takes from the process: streams, environment, terminal,
@@ -57,7 +60,7 @@ func newGlobalState() *globalState {
 	return &globalState{
 		Stdout:       os.Stdout,
 		Stderr:       os.Stderr,
-		Stdin:        os.Stdin,
+		Stdin:        stdin(),
 		Env:          env,
 		StdinTTY:     term.IsTerminal(int(os.Stdin.Fd())),
 		StdoutTTY:    term.IsTerminal(int(os.Stdout.Fd())),
@@ -67,6 +70,15 @@ func newGlobalState() *globalState {
 		SignalStop:   signal.Stop,
 		Exit:         os.Exit,
 	}
+}
+
+// stdin is the process's standard input, after what the hook fast path read before it handed
+// the invocation over (cmd/mosh/internal/hookpath).
+func stdin() io.Reader {
+	if hookpath.Stdin != nil {
+		return io.MultiReader(bytes.NewReader(hookpath.Stdin), os.Stdin)
+	}
+	return os.Stdin
 }
 
 // Getenv reads the injected environment.

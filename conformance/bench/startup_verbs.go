@@ -73,6 +73,12 @@ func startupVerbs(tmp, mosh, with string, runs int) error {
 	if err != nil {
 		return err
 	}
+	// The floor of any binary that links libc through cgo, as mosh does for sqlite: the dynamic
+	// loader, libc's start-up and cgo's runtime set-up, before any package init.
+	emptyCgo, err := buildGoProgram(tmp, "emptycgo", "package main\n\n// #include <stdlib.h>\nimport \"C\"\n\nfunc main() {}\n")
+	if err != nil {
+		return err
+	}
 	floor, err := buildGoProgram(tmp, "floorclient", floorClient)
 	if err != nil {
 		return err
@@ -130,6 +136,7 @@ func startupVerbs(tmp, mosh, with string, runs int) error {
 	}
 	cases := []*verbCase{
 		{label: "empty Go binary", argv: []string{empty}, env: env},
+		{label: "empty cgo binary (libc, as mosh)", argv: []string{emptyCgo}, env: env},
 		{label: "floor: stdlib-only report client", argv: []string{floor, herd.SocketPath(home), "b1", "idle"}, env: hookEnv, stdin: hookPayload},
 	}
 	for i, b := range bins {
@@ -140,6 +147,10 @@ func startupVerbs(tmp, mosh, with string, runs int) error {
 		cases = append(cases,
 			&verbCase{label: "mosh -e 0" + tag, argv: []string{b, "-e", "0"}, env: env},
 			&verbCase{label: "herd report (hook)" + tag, argv: []string{b, "herd", "report", "b1", "idle", "--payload", "-"}, env: hookEnv, stdin: hookPayload},
+			// The same report on the ordinary path (cobra, herd.Client) of the same binary: what
+			// the hook fast path (cmd/mosh/internal/hookpath) buys.
+			&verbCase{label: "herd report, no hook path" + tag, argv: []string{b, "herd", "report", "b1", "idle", "--payload", "-"},
+				env: append(append([]string{}, hookEnv...), "MOSH_NO_HOOKPATH=1"), stdin: hookPayload},
 			&verbCase{label: "ps --json" + tag, argv: []string{b, "ps", "--json"}, env: env},
 			&verbCase{label: "herd task --json" + tag, argv: []string{b, "herd", "task", pr.Task, "--json"}, env: env},
 			&verbCase{label: "wait (matched)" + tag, argv: []string{b, "wait", "b1", "--state", "idle", "--json"}, env: env},
@@ -158,14 +169,22 @@ func startupVerbs(tmp, mosh, with string, runs int) error {
 	}
 	floorRun := verbMedian(cases[0].samples)
 	fmt.Printf("\nclient verbs, whole process, daemon running with 1 member; %d interleaved runs per case\n", runs)
-	fmt.Printf("%-34s %9s %9s %9s %7s %11s\n", "case", "median", "p90", "CPU", "faults", "×empty Go")
+	fmt.Printf("%-48s %9s %9s %9s %7s %10s %8s %8s\n", "case", "median", "p90", "CPU", "faults", "×empty Go", "CPU×", "faults×")
 	for _, vc := range cases {
 		m := verbMedian(vc.samples)
-		fmt.Printf("%-34s %9s %9s %9s %7d %10.2f×\n", vc.label, startupMs(m.wall), startupMs(verbP90(vc.samples)),
-			startupMs(m.cpu), m.minflt, float64(m.wall)/float64(floorRun.wall))
+		fmt.Printf("%-48s %9s %9s %9s %7d %9.2f× %7.2f× %7.2f×\n", vc.label, startupMs(m.wall), startupMs(verbP90(vc.samples)),
+			startupMs(m.cpu), m.minflt, float64(m.wall)/float64(floorRun.wall),
+			ratio(int64(m.cpu), int64(floorRun.cpu)), ratio(m.minflt, floorRun.minflt))
 	}
-	fmt.Println("(median of each column separately; CPU = utime+stime and faults = minor page faults of the child)")
+	fmt.Println("(median of each column separately; CPU = utime+stime and faults = minor page faults of the child; × = over the empty Go binary)")
 	return nil
+}
+
+func ratio(a, b int64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
 }
 
 func startupBinLabel(bin string, i int) string {
@@ -190,7 +209,11 @@ func buildGoProgram(tmp, name, src string) (string, error) {
 	out := filepath.Join(tmp, name+".bin")
 	cmd := exec.Command("go", "build", "-o", out, ".")
 	cmd.Dir = dir
-	cmd.Env = append(filteredEnv("GOFLAGS", "CGO_ENABLED"), "GOWORK=off", "CGO_ENABLED=0") // static, as small as Go gets
+	cgo := "CGO_ENABLED=0" // static, as small as Go gets
+	if strings.Contains(src, "import \"C\"") {
+		cgo = "CGO_ENABLED=1" // linked against libc, as mosh is (sqlite through cgo)
+	}
+	cmd.Env = append(filteredEnv("GOFLAGS", "CGO_ENABLED"), "GOWORK=off", cgo)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building %s: %v\n%s", name, err, b)
 	}

@@ -1,0 +1,343 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mosh-dev/mosh/cmd/mosh/internal/hookpath"
+)
+
+// hookDaemon listens on a herd's socket and records every request line; it answers each call
+// with answer(id) (a success answer unless the test says otherwise).
+type hookDaemon struct {
+	lines  chan []byte
+	mu     sync.Mutex
+	answer func(id json.RawMessage) string
+}
+
+func (fd *hookDaemon) setAnswer(f func(id json.RawMessage) string) {
+	fd.mu.Lock()
+	defer fd.mu.Unlock()
+	fd.answer = f
+}
+
+func startHookDaemon(t *testing.T, home string) *hookDaemon {
+	t.Helper()
+	sock := filepath.Join(home, "herd", "mosh.sock")
+	if err := os.MkdirAll(filepath.Dir(sock), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	fd := &hookDaemon{lines: make(chan []byte, 64)}
+	fd.setAnswer(func(id json.RawMessage) string {
+		return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"name":"x","accepted":true,"state":"working"}}`
+	})
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer conn.Close()
+				r := bufio.NewReader(conn)
+				for {
+					line, err := r.ReadBytes('\n')
+					if err != nil {
+						return
+					}
+					fd.lines <- line
+					var req struct {
+						ID json.RawMessage `json:"id"`
+					}
+					if json.Unmarshal(line, &req) == nil && len(req.ID) > 0 {
+						fd.mu.Lock()
+						answer := fd.answer(req.ID)
+						fd.mu.Unlock()
+						conn.Write([]byte(answer + "\n"))
+					}
+				}
+			}()
+		}
+	}()
+	return fd
+}
+
+// next is the next request line the daemon received.
+func (fd *hookDaemon) next(t *testing.T) []byte {
+	t.Helper()
+	select {
+	case l := <-fd.lines:
+		return l
+	case <-time.After(time.Minute):
+		t.Fatal("the fake daemon received no request")
+		return nil
+	}
+}
+
+// none holds that no request line arrived (everything sent is sent before the call returns).
+func (fd *hookDaemon) none(t *testing.T, what string) {
+	t.Helper()
+	select {
+	case l := <-fd.lines:
+		t.Fatalf("%s: a request reached the daemon: %s", what, l)
+	default:
+	}
+}
+
+// shortHome is a MOSH_HOME short enough for its socket (t.TempDir's can be too long).
+func shortHome(t *testing.T) string {
+	t.Helper()
+	home, err := os.MkdirTemp("", "hp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	return home
+}
+
+type hookCase struct {
+	name  string
+	args  []string
+	stdin string
+	env   map[string]string // besides HOME and MOSH_HOME
+}
+
+func hookCases(payloadFile string) []hookCase {
+	return []hookCase{
+		{name: "bare", args: []string{"herd", "report", "x", "working"}},
+		{name: "kind", args: []string{"herd", "report", "x", " blocked:permission "}},
+		{name: "nonce of the member it runs in", args: []string{"herd", "report", "x", "done"},
+			env: map[string]string{"MOSH_HERD_NAME": "x", "MOSH_HERD_NONCE": "n-4f2a"}},
+		{name: "another member's name: no nonce", args: []string{"herd", "report", "x", "idle"},
+			env: map[string]string{"MOSH_HERD_NAME": "y", "MOSH_HERD_NONCE": "n-4f2a"}},
+		{name: "payload on stdin", args: []string{"herd", "report", "x", "blocked:question", "--payload", "-"},
+			stdin: "{\"hook_event_name\": \"PermissionRequest\",\n  \"text\": \"<a & b> \u2028 é\"}\n",
+			env:   map[string]string{"MOSH_HERD_NAME": "x", "MOSH_HERD_NONCE": "n-\"quoted\""}},
+		{name: "blank payload", args: []string{"herd", "report", "x", "working", "--payload=-"}, stdin: " \n\t"},
+		{name: "payload file", args: []string{"herd", "report", "--payload", payloadFile, "x", "done"}},
+		{name: "herd dir of the member", args: []string{"herd", "report", "x", "unknown"},
+			env: map[string]string{"MOSH_HERD_DIR": "HERD_DIR"}},
+	}
+}
+
+// The hook fast path and the ordinary command line send byte-identical report requests for the
+// same invocation, nonce and payload included: one definition (herd/reportreq) builds both.
+func TestHookPathSendsTheOrdinaryRequest(t *testing.T) {
+	home := shortHome(t)
+	fd := startHookDaemon(t, filepath.Join(home, "m"))
+	payloadFile := filepath.Join(home, "payload.json")
+	if err := os.WriteFile(payloadFile, []byte(`[1, {"tool": "Bash"}]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range hookCases(payloadFile) {
+		t.Run(c.name, func(t *testing.T) {
+			env := map[string]string{"HOME": filepath.Join(home, "elsewhere"), "MOSH_HOME": filepath.Join(home, "m"), "PATH": os.Getenv("PATH")}
+			// Client.Report reads the nonce from the process environment.
+			t.Setenv("MOSH_HERD_NAME", "")
+			t.Setenv("MOSH_HERD_NONCE", "")
+			for k, v := range c.env {
+				if v == "HERD_DIR" {
+					v = filepath.Join(home, "m", "herd")
+					env["MOSH_HOME"] = filepath.Join(home, "other")
+				}
+				env[k] = v
+				t.Setenv(k, v)
+			}
+			ts := newTestState(t, c.stdin)
+			ts.Env = env
+			if code := execute(ts.globalState, c.args); code != 0 {
+				t.Fatalf("ordinary path: exit %d: %s", code, ts.stderr.String())
+			}
+			ordinary := fd.next(t)
+
+			hookpath.Stdin = nil
+			code, ok := hookpath.Serve(c.args, func(k string) string { return env[k] }, strings.NewReader(c.stdin))
+			if !ok || code != 0 {
+				t.Fatalf("fast path: served %v, exit %d", ok, code)
+			}
+			fast := fd.next(t)
+			if !bytes.Equal(fast, ordinary) {
+				t.Fatalf("requests differ:\nordinary %s\nfast     %s", ordinary, fast)
+			}
+			var req struct {
+				Method string `json:"method"`
+				Params struct {
+					Name    string          `json:"name"`
+					Nonce   string          `json:"nonce"`
+					Payload json.RawMessage `json:"payload"`
+					TTLMs   int64           `json:"ttlMs"`
+				} `json:"params"`
+			}
+			if err := json.Unmarshal(fast, &req); err != nil || req.Method != "report" || req.Params.Name != "x" || req.Params.TTLMs != 900000 {
+				t.Fatalf("not a report request: %v: %s", err, fast)
+			}
+			if c.env["MOSH_HERD_NAME"] == "x" && req.Params.Nonce != c.env["MOSH_HERD_NONCE"] {
+				t.Errorf("nonce %q, want %q", req.Params.Nonce, c.env["MOSH_HERD_NONCE"])
+			}
+			if c.env["MOSH_HERD_NAME"] != "x" && req.Params.Nonce != "" {
+				t.Errorf("nonce %q sent for another member", req.Params.Nonce)
+			}
+			if strings.TrimSpace(c.stdin) != "" || strings.Contains(strings.Join(c.args, " "), payloadFile) {
+				if len(req.Params.Payload) == 0 {
+					t.Errorf("payload lost: %s", fast)
+				}
+			} else if len(req.Params.Payload) != 0 {
+				t.Errorf("payload %s from nowhere", req.Params.Payload)
+			}
+		})
+	}
+}
+
+// Anything that is not exactly the hook's shape, or that the daemon does not accept, is handed
+// back untouched to the ordinary path (which says what is wrong), with what was read from stdin.
+func TestHookPathHandsBackEverythingElse(t *testing.T) {
+	home := shortHome(t)
+	fd := startHookDaemon(t, filepath.Join(home, "m"))
+	env := map[string]string{"HOME": home, "MOSH_HOME": filepath.Join(home, "m")}
+	getenv := func(k string) string { return env[k] }
+	for _, c := range []struct {
+		args  []string
+		stdin string
+	}{
+		{args: []string{"herd", "report", "x", "working", "--json"}},
+		{args: []string{"herd", "report", "x", "working", "--ttl", "5m"}},
+		{args: []string{"herd", "report", "x", "working", "--dry-run"}},
+		{args: []string{"herd", "report", "-h"}},
+		{args: []string{"herd", "report", "x"}},
+		{args: []string{"herd", "report", "x", "working", "extra"}},
+		{args: []string{"herd", "report", "X", "working"}},
+		{args: []string{"herd", "report", "x", "gone"}},
+		{args: []string{"herd", "report", "x", "idle:permission"}},
+		{args: []string{"herd", "report", "x", "blocked:later"}},
+		{args: []string{"herd", "report", "x", "working", "--payload", "-", "--payload", "-"}},
+		{args: []string{"herd", "report", "x", "working", "--payload="}},
+		{args: []string{"herd", "report", "x", "working", "--payload", filepath.Join(home, "missing.json")}},
+		{args: []string{"herd", "report", "x", "working", "--payload", "-"}, stdin: "not json"},
+		{args: []string{"herd", "ps", "--json"}},
+		{args: []string{"report", "x", "working"}},
+	} {
+		hookpath.Stdin = nil
+		if _, ok := hookpath.Serve(c.args, getenv, strings.NewReader(c.stdin)); ok {
+			t.Errorf("%q was served by the fast path", c.args)
+		}
+		fd.none(t, strings.Join(c.args, " "))
+		if c.stdin != "" && string(hookpath.Stdin) != c.stdin {
+			t.Errorf("%q: stdin handed over as %q, want %q", c.args, hookpath.Stdin, c.stdin)
+		}
+	}
+	hookpath.Stdin = nil
+
+	// A hook fired outside the herd: nothing, silently, as the ordinary path.
+	if code, ok := hookpath.Serve([]string{"herd", "report", "", "working", "--payload", "-"}, getenv, strings.NewReader("{}")); !ok || code != 0 {
+		t.Errorf("empty name: served %v, exit %d", ok, code)
+	}
+	fd.none(t, "empty name")
+
+	// Off, and with a relative MOSH_HOME (which needs the working directory).
+	for _, e := range []map[string]string{{"MOSH_NO_HOOKPATH": "1"}, {"MOSH_HOME": "rel"}} {
+		get := func(k string) string {
+			if v, ok := e[k]; ok {
+				return v
+			}
+			return env[k]
+		}
+		if _, ok := hookpath.Serve([]string{"herd", "report", "x", "working"}, get, strings.NewReader("")); ok {
+			t.Errorf("%v: served", e)
+		}
+		fd.none(t, "off")
+	}
+
+	// An error answer: the request went, but the ordinary path says what is wrong.
+	fd.setAnswer(func(id json.RawMessage) string {
+		return `{"jsonrpc":"2.0","id":` + string(id) + `,"error":{"code":-32602,"message":"no member x"}}`
+	})
+	if _, ok := hookpath.Serve([]string{"herd", "report", "x", "working"}, getenv, strings.NewReader("")); ok {
+		t.Error("an error answer was taken for success")
+	}
+	fd.next(t)
+
+	// No daemon at all.
+	noDaemon := map[string]string{"HOME": home, "MOSH_HOME": filepath.Join(home, "none")}
+	if _, ok := hookpath.Serve([]string{"herd", "report", "x", "working"}, func(k string) string { return noDaemon[k] }, strings.NewReader("")); ok {
+		t.Error("served with no daemon")
+	}
+}
+
+// The binary answers the hook's report before any heavy package initialises (goja, esbuild, the
+// VT emulator, sqlite, cobra, herd), and sends what the ordinary path sends; with
+// MOSH_NO_HOOKPATH=1 everything initialises (the trace is trustworthy) and the ordinary path
+// sends the same bytes.
+func TestHookPathSkipsTheHeavyInits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the binary")
+	}
+	home := shortHome(t)
+	fd := startHookDaemon(t, filepath.Join(home, "m"))
+	run := func(extra ...string) string {
+		cmd := exec.Command(moshBin, "herd", "report", "x", "blocked:permission", "--payload", "-")
+		cmd.Env = append([]string{"HOME=" + home, "MOSH_HOME=" + filepath.Join(home, "m"), "PATH=" + os.Getenv("PATH"),
+			"GODEBUG=inittrace=1", "MOSH_HERD_NAME=x", "MOSH_HERD_NONCE=n-77"}, extra...)
+		cmd.Stdin = strings.NewReader("{\"hook_event_name\":\"PermissionRequest\",\n\"tool\":\"<Bash>\"}")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil || stdout.Len() != 0 {
+			t.Fatalf("%v: %v, stdout %q\n%s", extra, err, stdout.String(), stderr.String())
+		}
+		if !strings.Contains(stderr.String(), "init os ") {
+			t.Fatalf("%v: no init trace:\n%s", extra, stderr.String())
+		}
+		return stderr.String()
+	}
+	heavy := []string{"github.com/dop251/goja ", "github.com/evanw/esbuild/pkg/api ", "github.com/charmbracelet/x/vt ",
+		"github.com/spf13/cobra ", "github.com/mattn/go-sqlite3 ", "github.com/mosh-dev/mosh/herd "}
+	trace := run()
+	for _, h := range heavy {
+		if strings.Contains(trace, "init "+h) {
+			t.Errorf("%s was initialised for a hook report", strings.TrimSpace(h))
+		}
+	}
+	fast := fd.next(t)
+	trace = run("MOSH_NO_HOOKPATH=1")
+	for _, h := range []string{"github.com/dop251/goja ", "github.com/spf13/cobra "} {
+		if !strings.Contains(trace, "init "+h) {
+			t.Errorf("the ordinary path's trace lacks %s:\n%s", h, trace)
+		}
+	}
+	if ordinary := fd.next(t); !bytes.Equal(fast, ordinary) {
+		t.Errorf("the binary's requests differ:\nordinary %s\nfast     %s", ordinary, fast)
+	}
+
+	// An error answer: the fast path hands over, with the payload it read from stdin, and the
+	// ordinary path sends the same request again and reports the error as it always does.
+	fd.setAnswer(func(id json.RawMessage) string {
+		return `{"jsonrpc":"2.0","id":` + string(id) + `,"error":{"code":-32602,"message":"invalid params: no such thing"}}`
+	})
+	cmd := exec.Command(moshBin, "herd", "report", "x", "blocked:permission", "--payload", "-")
+	cmd.Env = []string{"HOME=" + home, "MOSH_HOME=" + filepath.Join(home, "m"), "PATH=" + os.Getenv("PATH"), "MOSH_HERD_NAME=x", "MOSH_HERD_NONCE=n-77"}
+	cmd.Stdin = strings.NewReader("{\"hook_event_name\":\"PermissionRequest\",\n\"tool\":\"<Bash>\"}")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() == 0 || !strings.Contains(string(out), "no such thing") {
+		t.Errorf("an error answer: %v, output %q", err, out)
+	}
+	for i := 0; i < 2; i++ {
+		if again := fd.next(t); !bytes.Equal(again, fast) {
+			t.Errorf("request %d after an error answer differs:\n%s\nwant %s", i+1, again, fast)
+		}
+	}
+}

@@ -1,0 +1,43 @@
+// Package hookpath answers the one invocation that runs on every engine hook event,
+//
+//	mosh herd report NAME STATE[:KIND] [--payload FILE|-]
+//
+// from a package init, before the heavy packages the binary links (goja, esbuild, the VT
+// emulator, sqlite, cobra) are initialised, and exits. Go initialises packages in import-path
+// order as soon as their own imports are (the rule since Go 1.21); this package imports only
+// herd/reportreq and a few standard packages that are initialised early, so its init runs before
+// any heavy one (cmd/mosh TestHookPathSkipsTheHeavyInits holds that).
+//
+// The request is built by herd/reportreq, the same code herd.Client.Report uses: params, nonce
+// and the bytes of the line (TestHookPathSendsTheOrdinaryRequest compares them). Anything that
+// is not exactly that shape — another flag, help, a name or state the ordinary path would
+// refuse, a payload that is not JSON, no daemon answering, an error answer — is handed back
+// untouched: init returns and the ordinary command line runs the same invocation and says what is
+// wrong. What was already read from stdin is handed over in Stdin. A report whose answer did not
+// come is sent again by the ordinary path (a report only refreshes the same reading).
+// MOSH_NO_HOOKPATH=1 turns it off.
+package hookpath
+
+import (
+	"io"
+	"os"
+)
+
+// Stdin is what the fast path read from standard input before it handed the invocation back to
+// the ordinary command line, which must read it first (nil: nothing was read).
+var Stdin []byte
+
+func init() {
+	if code, ok := Serve(os.Args[1:], os.Getenv, os.Stdin); ok {
+		os.Exit(code)
+	}
+}
+
+// Serve runs args if they are the hook's report shape and returns the exit code; ok false hands
+// the invocation back to the ordinary path.
+func Serve(args []string, getenv func(string) string, stdin io.Reader) (code int, ok bool) {
+	if getenv("MOSH_NO_HOOKPATH") != "" || len(args) < 2 || args[0] != "herd" || args[1] != "report" {
+		return 0, false
+	}
+	return report(args[2:], getenv, stdin)
+}

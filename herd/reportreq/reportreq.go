@@ -1,0 +1,223 @@
+// Package reportreq is the one definition of a hook report's request: the params a report
+// carries (name, state, kind, TTL, the hook's JSON payload, the launch nonce) and the exact
+// JSON-RPC line that carries them to the daemon. herd.Client.Report and the hook fast path
+// (cmd/mosh/internal/hookpath, which answers `mosh herd report` before the heavy packages of the
+// binary initialise) both build their request here, so the two cannot drift.
+//
+// It is a leaf: it imports only a few standard packages (encoding/json for its scanner, not its
+// reflection) and has no init work of its own, so a package importing it can still initialise early.
+package reportreq
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Method is the protocol method of a report.
+const Method = "report"
+
+// EnvName and EnvNonce are the member name and the per-launch nonce in a local member's
+// environment (the daemon sets both when it launches a member).
+const (
+	EnvName  = "MOSH_HERD_NAME"
+	EnvNonce = "MOSH_HERD_NONCE"
+)
+
+// MaxTTL is the default and the cap of a report's lifetime.
+const MaxTTL = 15 * time.Minute
+
+// MaxPayload bounds the hook JSON a report carries (Claude's Stop payload holds the last
+// message, which the ledger truncates at 8000 characters anyway).
+const MaxPayload = 1 << 20
+
+// Params is a hook report: the engine (through `mosh herd report`) says what state it is in.
+type Params struct {
+	Name    string          `json:"name"`
+	State   string          `json:"state"`
+	Kind    string          `json:"kind,omitempty"`
+	TTLMs   int64           `json:"ttlMs,omitempty"` // default and cap 15 min
+	Payload json.RawMessage `json:"payload,omitempty"`
+	// Nonce is the MOSH_HERD_NONCE of the reporting process's environment (New adds it when the
+	// report is for the member the process runs in): a report from another launch of the same
+	// name is ignored.
+	Nonce string `json:"nonce,omitempty"`
+}
+
+// New builds the params of a report of name as state[:kind] for ttl with payload; getenv is the
+// reporting process's environment. A hook reporting for the member it runs in (name ==
+// $MOSH_HERD_NAME) carries that launch's nonce.
+func New(name, state, kind string, ttl time.Duration, payload json.RawMessage, getenv func(string) string) Params {
+	p := Params{Name: name, State: state, Kind: kind, TTLMs: ttl.Milliseconds(), Payload: payload}
+	if name == getenv(EnvName) {
+		p.Nonce = getenv(EnvNonce)
+	}
+	return p
+}
+
+// Line is the request line (newline-terminated) that sends p as call id: byte for byte what
+// encoding/json makes of herd.Client's generic request envelope
+// {"jsonrpc":"2.0","id":id,"method":"report","params":p} (herd TestReportLineIsTheGenericRequest
+// holds that), written without reflection so the hook fast path stays cheap.
+func Line(id int64, p Params) ([]byte, error) {
+	b := make([]byte, 0, 160+len(p.Name)+len(p.Nonce)+len(p.Payload))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = strconv.AppendInt(b, id, 10)
+	b = append(b, `,"method":"`+Method+`","params":{"name":`...)
+	b = appendString(b, p.Name)
+	b = append(b, `,"state":`...)
+	b = appendString(b, p.State)
+	if p.Kind != "" {
+		b = append(b, `,"kind":`...)
+		b = appendString(b, p.Kind)
+	}
+	if p.TTLMs != 0 {
+		b = append(b, `,"ttlMs":`...)
+		b = strconv.AppendInt(b, p.TTLMs, 10)
+	}
+	if len(p.Payload) != 0 {
+		// encoding/json writes a RawMessage compacted, with <, >, &, U+2028 and U+2029 escaped.
+		var compact, escaped bytes.Buffer
+		if err := json.Compact(&compact, p.Payload); err != nil {
+			return nil, err
+		}
+		escaped.Grow(compact.Len())
+		json.HTMLEscape(&escaped, compact.Bytes())
+		b = append(b, `,"payload":`...)
+		b = append(b, escaped.Bytes()...)
+	}
+	if p.Nonce != "" {
+		b = append(b, `,"nonce":`...)
+		b = appendString(b, p.Nonce)
+	}
+	return append(b, "}}\n"...), nil
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string as encoding/json writes it (HTML-safe: <, > and &
+// escaped; U+2028 and U+2029 escaped; invalid UTF-8 as U+FFFD).
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// Errors of Payload; the command line turns them into usage errors that name the fix.
+var (
+	ErrPayloadTooLarge = errors.New("payload too large")
+	ErrPayloadNotJSON  = errors.New("payload not JSON")
+)
+
+// Payload is the payload a report carries for the bytes a hook passed (read with a limit of
+// MaxPayload+1): nil for nothing but white space, the bytes themselves when they are JSON.
+func Payload(b []byte) (json.RawMessage, error) {
+	if len(b) > MaxPayload {
+		return nil, ErrPayloadTooLarge
+	}
+	if len(strings.TrimSpace(string(b))) == 0 {
+		return nil, nil
+	}
+	if !json.Valid(b) {
+		return nil, ErrPayloadNotJSON
+	}
+	return json.RawMessage(b), nil
+}
+
+// BlockedKinds are the sub-kinds a blocked state may carry.
+var BlockedKinds = []string{"permission", "question", "menu"}
+
+// SplitState splits a reportable state argument ("working", "blocked:permission", …, surrounding
+// white space ignored) into state and kind; ok is false for anything else (gone is not
+// reportable; only blocked takes a kind).
+func SplitState(s string) (state, kind string, ok bool) {
+	state, kind, _ = strings.Cut(strings.TrimSpace(s), ":")
+	switch state {
+	case "working", "done", "idle", "unknown":
+		return state, kind, kind == ""
+	case "blocked":
+		if kind == "" {
+			return state, kind, true
+		}
+		for _, k := range BlockedKinds {
+			if k == kind {
+				return state, kind, true
+			}
+		}
+	}
+	return state, kind, false
+}
+
+// ValidName is the member-name rule: 1-32 characters, a lowercase letter first, then a-z, 0-9,
+// '-' or '_' (herd.ValidName; TestNameRuleIsHerds holds them equal).
+func ValidName(s string) bool {
+	if len(s) == 0 || len(s) > 32 || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// MaxSocketPath keeps a socket path under the 108-byte sun_path limit with room to spare.
+const MaxSocketPath = 100
+
+// ShortSocketPath is $MOSH_HOME/herd/mosh.sock for an absolute home when it fits a unix socket
+// address; ok is false when it does not (herd.SocketPath then hashes home into a path under the
+// temporary directory).
+func ShortSocketPath(home string) (sock string, ok bool) {
+	p := path.Join(home, "herd", "mosh.sock")
+	return p, len(p) <= MaxSocketPath
+}
