@@ -453,6 +453,7 @@ func (d *daemon) memberExited(m *member, code int) {
 	m.exited, m.exitCode = true, code
 	prev := m.reading.State
 	m.reading = Reading{State: StateGone, Authority: AuthorityRuntime, AtMs: now.UnixMilli(), Rule: fmt.Sprintf("process exited with code %d", code)}
+	d.exitQueueLocked(m, code)
 	c := code
 	ev := Event{Type: EventState, Name: m.name, State: StateGone, Authority: AuthorityRuntime, Prev: prev, ExitCode: &c, AtMs: now.UnixMilli()}
 	if op := d.taskEventLocked(m, &ev, true); op != nil {

@@ -256,7 +256,6 @@ func (m *member) waitLoop() {
 	m.ptmx.Close()
 	<-m.readDone
 	m.d.memberExited(m, code)
-	m.d.exitQueue(m, code)
 	m.mu.Lock()
 	m.ended, m.endCode = true, code
 	for a := range m.attached {

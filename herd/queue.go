@@ -309,15 +309,19 @@ func (m *member) drainQueueLocked() []string {
 
 // closeQueued ends queued tasks that will never be typed, in state (canceled or failed) with note.
 func (d *daemon) closeQueued(m *member, ids []string, state, note string) {
+	d.bus.mu.Lock()
+	d.closeQueuedLocked(m, ids, state, note)
+	d.bus.mu.Unlock()
+}
+
+// closeQueuedLocked is closeQueued for a caller that holds the state lock. The writes are queued
+// before the events go out: a caller woken by an event and reading the task at once (reads flush
+// the writer first) finds it closed.
+func (d *daemon) closeQueuedLocked(m *member, ids []string, state, note string) {
 	if len(ids) == 0 || d.tasks == nil {
 		return
 	}
 	now := time.Now()
-	d.bus.mu.Lock()
-	for _, id := range ids {
-		d.bus.emitLocked(Event{Type: eventTaskEnd, Name: m.name, State: m.reading.State, Task: id, TaskEnded: true, TaskState: state, AtMs: now.UnixMilli()})
-	}
-	d.bus.mu.Unlock()
 	for _, id := range ids {
 		id := id
 		end := ledger.Transition{At: now, State: state, Authority: AuthorityRuntime, Note: note}
@@ -326,6 +330,14 @@ func (d *daemon) closeQueued(m *member, ids []string, state, note string) {
 				d.logger.Printf("ledger: close %s: %v", id, err)
 			}
 		})
+	}
+	var exit *int
+	if m.exited { // the member's process died: its waiters learn the exit code from this event
+		c := m.exitCode
+		exit = &c
+	}
+	for _, id := range ids {
+		d.bus.emitLocked(Event{Type: eventTaskEnd, Name: m.name, State: m.reading.State, Task: id, TaskEnded: true, TaskState: state, ExitCode: exit, AtMs: now.UnixMilli()})
 	}
 }
 
@@ -393,18 +405,16 @@ func looksLikeTaskID(s string) bool {
 	return true
 }
 
-// exitQueue ends the queued prompts of a member whose process exited: never typed, they fail
-// (canceled when kill ended the process).
-func (d *daemon) exitQueue(m *member, code int) {
-	d.bus.mu.Lock()
+// exitQueueLocked ends the queued prompts of a member whose process exited: never typed, they
+// fail (canceled when kill ended the process). The caller holds the state lock and calls it
+// before it publishes the member gone, so a wait woken by that finds the tasks closed.
+func (d *daemon) exitQueueLocked(m *member, code int) {
 	ids := m.drainQueueLocked()
-	killing := m.killing
-	d.bus.mu.Unlock()
-	if killing {
-		d.closeQueued(m, ids, ledger.StateCanceled, "the member was killed before it was typed")
+	if m.killing {
+		d.closeQueuedLocked(m, ids, ledger.StateCanceled, "the member was killed before it was typed")
 		return
 	}
-	d.closeQueued(m, ids, ledger.StateFailed, "never typed: the process exited with code "+itoa(code))
+	d.closeQueuedLocked(m, ids, ledger.StateFailed, "never typed: the process exited with code "+itoa(code))
 }
 
 // killTask is `kill t-N`: a queued task is removed untyped (canceled); a running task is refused

@@ -321,7 +321,7 @@ func (d *daemon) awaitAfterPrompt(ctx context.Context, m *member, sub *busSub, w
 					}
 				case eventTaskEnd:
 					if task != "" && e.Task == task && e.TaskState != "" && e.TaskState != ledger.StateDone {
-						return promptOutcome{WaitOutcome{Name: m.name, Outcome: OutcomeEnded, State: e.State, Seq: e.Seq}, e.TaskState}
+						return promptOutcome{WaitOutcome{Name: m.name, Outcome: OutcomeEnded, State: e.State, Seq: e.Seq, ExitCode: e.ExitCode}, e.TaskState}
 					}
 				case EventState:
 					o := promptOutcome{WaitOutcome: WaitOutcome{Name: m.name, State: e.State, BlockedOn: e.BlockedOn, Authority: e.Authority, Seq: e.Seq}}
