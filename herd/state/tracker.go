@@ -293,7 +293,7 @@ func (tr *Tracker) Report(r HookReport) (Fused, error) {
 		return tr.Current(), fmt.Errorf("cannot report %s: only blocked takes a sub-kind (permission, question, menu)", Format(st, kind))
 	}
 	if st == Blocked && kind == NoKind {
-		kind = ev.kind()
+		kind = tr.table.payloadKind(tr.engine, ev)
 		if kind == NoKind && mapped == Blocked {
 			kind = mappedKind
 		}
@@ -701,18 +701,6 @@ func parsePayload(p json.RawMessage) hookEvent {
 		_ = json.Unmarshal(p, &ev)
 	}
 	return ev
-}
-
-// kind derives a blocked sub-kind from the payload: Claude's AskUserQuestion
-// and elicitation dialogs are questions, other tools ask permission.
-func (ev hookEvent) kind() Kind {
-	switch {
-	case ev.ToolName == "AskUserQuestion", ev.NotificationType == "elicitation_dialog":
-		return Question
-	case ev.Event == "PermissionRequest", ev.NotificationType == "permission_prompt":
-		return Permission
-	}
-	return NoKind
 }
 
 // mapEvent maps a payload's event through the member's engine hook spec.
