@@ -18,7 +18,10 @@ type Reading struct {
 	Kind  Kind  `json:"kind,omitempty"`
 	// Rule is the id of the winning rule; "" when no rule matched (the state
 	// is then unknown).
-	Rule     string `json:"rule,omitempty"`
+	Rule string `json:"rule,omitempty"`
+	// Source is where the winning rule came from: "embedded", "engines.json"
+	// or "rules.json" (the herd directory's overrides); "" when no rule did.
+	Source   string `json:"source,omitempty"`
 	Priority int    `json:"priority,omitempty"`
 	Region   string `json:"region,omitempty"`
 	// Evidence is the line (or title) the rule matched.
@@ -91,6 +94,7 @@ func (t *Table) classify(e *Engine, snap screen.Snapshot, now time.Time) Reading
 			markersRead = true
 			if m, ev := newestMarker(rules, lay); m != nil {
 				rd.State, rd.Kind, rd.Rule, rd.Priority, rd.Region = m.State, m.Kind, m.ID, m.Priority, m.Region
+				rd.Source = m.sourceOrEmbedded()
 				rd.Evidence = clip(ev, 200)
 				return rd
 			}
@@ -105,6 +109,7 @@ func (t *Table) classify(e *Engine, snap screen.Snapshot, now time.Time) Reading
 			continue
 		}
 		rd.State, rd.Kind, rd.Rule, rd.Priority, rd.Region = r.State, r.Kind, r.ID, r.Priority, r.Region
+		rd.Source = r.sourceOrEmbedded()
 		rd.Evidence = clip(ev, 200)
 		if rd.State == Blocked && rd.Kind == NoKind {
 			rd.Kind = inferKind(reg.text)

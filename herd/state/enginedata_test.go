@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mosh-dev/mosh/herd/screen"
 )
@@ -145,4 +146,43 @@ func TestVerifiedVersions(t *testing.T) {
 			t.Errorf("%s verifiedVersion %s is not install.sh's pin", name, e.VerifiedVersion)
 		}
 	}
+}
+
+// explain's reason codes name what decided, and ruleSource whose rule it was.
+func TestReasonCodesAndRuleSource(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "rules.json"), []byte(`{"claude":{"blocked":["custom gate \\d+"]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "engines.json"), []byte(`{"engines":[{"name":"claude",
+		"rules":[{"id":"mine.working","state":"working","priority":1200,"region":"screen","any":["my own spinner"]}]}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tab := Load(dir)
+	if p := tab.Problems(); len(p) > 0 {
+		t.Fatal(p)
+	}
+	tr := tab.NewTracker("claude", nil)
+	defer tr.Close()
+	check := func(step string, f Fused, code, source string) {
+		t.Helper()
+		if f.ReasonCode != code || f.RuleSource != source {
+			t.Errorf("%s: reasonCode %q ruleSource %q, want %q %q (%s)", step, f.ReasonCode, f.RuleSource, code, source, f.Reason)
+		}
+	}
+	check("start", tr.Current(), ReasonScreenUnread, "")
+	idle := fixture{engine: "claude", title: "✳ Claude Code", top: claudeLogo, bottom: claudeBox(claudeManual, "")}
+	check("embedded rule", tr.Observe(idle.snapshot(t)), ReasonScreenRule, SourceEmbedded)
+	f := idle
+	f.top = append(append([]string{}, claudeLogo...), "Custom Gate 42 reached")
+	check("rules.json rule", tr.Observe(f.snapshot(t)), ReasonScreenRule, SourceRulesJSON)
+	f.top = append(append([]string{}, claudeLogo...), "my own spinner")
+	check("engines.json rule", tr.Observe(f.snapshot(t)), ReasonScreenRule, SourceEnginesJSON)
+	check("nothing matched", tr.Observe(fixture{engine: "claude", top: []string{"plain words"}}.snapshot(t)), ReasonScreenNone, "")
+	if _, err := tr.Report(HookReport{State: Working}); err != nil {
+		t.Fatal(err)
+	}
+	check("hook", tr.Current(), ReasonHookReport, "")
+	check("prompt", tr.Prompted(time.Time{}), ReasonPromptClaim, "")
+	check("exit", tr.Exited(1), ReasonRuntimeExit, "")
 }

@@ -149,6 +149,20 @@ func (e *Engine) promptBox() PromptBox {
 	return b
 }
 
+// Where a screen rule came from (Reading.Source, Fused.RuleSource).
+const (
+	SourceEmbedded    = "embedded"     // the engines.json built into mosh
+	SourceEnginesJSON = "engines.json" // the herd directory's engines.json
+	SourceRulesJSON   = "rules.json"   // the herd directory's rules.json
+)
+
+func (r Rule) sourceOrEmbedded() string {
+	if r.source == "" {
+		return SourceEmbedded
+	}
+	return r.source
+}
+
 // Defaults of the engines table's timing fields.
 const (
 	// DefaultKeyGapMs separates the keys of one send-keys call.
@@ -414,6 +428,9 @@ func (t *Table) mergeUserEngines(path string) {
 			t.problems = append(t.problems, Problem{File: path, Where: "engine " + probe.Name, Error: err.Error(),
 				Fix: "fix the entry's field types; the embedded entry is used meanwhile"})
 			continue
+		}
+		for i := range e.Rules {
+			e.Rules[i].source = SourceEnginesJSON
 		}
 		if old, ok := t.engines[probe.Name]; ok {
 			e.Rules = append(append([]Rule(nil), old.Rules...), e.Rules...)
