@@ -331,7 +331,7 @@ func (b *Backend) Cancel(ctx context.Context, taskID string) (a2a.TaskRecord, er
 	defer unwatch()
 	// The keys are the engines table's interrupt (Escape, then Ctrl-C); an explicit
 	// Options.InterruptGrace overrides the table's grace.
-	keys, then, grace := herd.EngineInterrupt(engine)
+	keys, then, grace := herd.EngineInterrupt(b.opts.Home, engine)
 	if b.graceSet {
 		grace = b.opts.InterruptGrace
 	}
