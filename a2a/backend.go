@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/mosh-dev/mosh/herd/vocab"
 )
 
 // Backend is everything the A2A server needs from the herd. It speaks herd terms (members, herd
@@ -56,14 +58,14 @@ var (
 type HerdState string
 
 const (
-	HerdWorking HerdState = "working"
-	HerdBlocked HerdState = "blocked"
-	HerdDone    HerdState = "done"
-	HerdIdle    HerdState = "idle"
-	HerdUnknown HerdState = "unknown"
-	HerdGone    HerdState = "gone"
+	HerdWorking HerdState = vocab.Working
+	HerdBlocked HerdState = vocab.Blocked
+	HerdDone    HerdState = vocab.Done
+	HerdIdle    HerdState = vocab.Idle
+	HerdUnknown HerdState = vocab.Unknown
+	HerdGone    HerdState = vocab.Gone
 	// HerdSubmitted: the task waits in its member's queue, not typed yet.
-	HerdSubmitted HerdState = "submitted"
+	HerdSubmitted HerdState = vocab.Submitted
 )
 
 // Member is one herd member as the server sees it.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mosh-dev/mosh/herd/reportreq"
+	"github.com/mosh-dev/mosh/herd/vocab"
 	"github.com/mosh-dev/mosh/ledger"
 	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
@@ -62,19 +63,23 @@ const (
 	NotifySubscriptionEnded = "subscription.ended"
 )
 
-// States and authorities. A member that no longer exists reads StateGone.
+// States and authorities (herd/vocab's names). A member that no longer exists reads StateGone.
 const (
-	StateWorking = "working"
-	StateBlocked = "blocked"
-	StateDone    = "done"
-	StateIdle    = "idle"
-	StateUnknown = "unknown"
-	StateGone    = "gone"
+	StateWorking = vocab.Working
+	StateBlocked = vocab.Blocked
+	StateDone    = vocab.Done
+	StateIdle    = vocab.Idle
+	StateUnknown = vocab.Unknown
+	StateGone    = vocab.Gone
 
-	AuthorityRuntime = "runtime"
-	AuthorityHook    = "hook"
-	AuthorityScreen  = "screen"
-	AuthorityRemote  = "remote"
+	AuthorityRuntime = vocab.AuthorityRuntime
+	AuthorityHook    = vocab.AuthorityHook
+	AuthorityScreen  = vocab.AuthorityScreen
+	AuthorityRemote  = vocab.AuthorityRemote
+
+	// Reason codes of ExplainResult.ReasonCode (herd/vocab; PROTOCOL.md "explain").
+	ReasonRuntimeExit = vocab.ReasonRuntimeExit
+	ReasonRemoteClaim = vocab.ReasonRemoteClaim
 
 	KindLocal  = "local"
 	KindRemote = "remote"
@@ -106,22 +111,17 @@ func CheckName(s string) error {
 }
 
 // BlockedKinds are the sub-kinds a blocked state may carry.
-var BlockedKinds = reportreq.BlockedKinds
+var BlockedKinds = vocab.Kinds()
 
-// ParseStateArg splits "blocked:permission" into state and kind and validates both. Only blocked
-// takes a kind. It accepts the five reportable states (not gone).
+// ParseStateArg splits "blocked:permission" into state and kind and validates both (vocab.Parse,
+// the one parser: case-insensitive, lower-case out). Only blocked takes a kind. It accepts the
+// five reportable states (not gone). The error is a usage error naming the fix.
 func ParseStateArg(s string) (state, kind string, err error) {
-	state, kind, ok := reportreq.SplitState(s)
-	switch {
-	case ok:
-		return state, kind, nil
-	case state != StateWorking && state != StateBlocked && state != StateDone && state != StateIdle && state != StateUnknown:
-		return "", "", exitcode.New(exitcode.Usage, "unknown state %q: use working, blocked[:permission|question|menu], done, idle or unknown", s)
-	case state != StateBlocked:
-		return "", "", exitcode.New(exitcode.Usage, "state %q takes no sub-kind: only blocked does (blocked:permission|question|menu)", s)
-	default:
-		return "", "", exitcode.New(exitcode.Usage, "unknown blocked kind %q: use permission, question or menu", kind)
+	state, kind, err = vocab.Parse(s)
+	if err != nil {
+		return "", "", exitcode.Wrap(err, exitcode.Usage)
 	}
+	return state, kind, nil
 }
 
 // RunParams launches any command as a member (`herd run`).
@@ -455,19 +455,24 @@ type DoctorResult struct {
 
 // ExplainResult says which rule or report decided a member's state and what the screen says.
 type ExplainResult struct {
-	Name      string   `json:"name"`
-	Engine    string   `json:"engine"`
-	State     string   `json:"state"`
-	BlockedOn string   `json:"blockedOn,omitempty"`
-	Authority string   `json:"authority"`
-	Decided   string   `json:"decided"` // one human sentence: why this state
-	Runtime   *Reading `json:"runtime,omitempty"`
-	Remote    *Reading `json:"remote,omitempty"` // a remote member: the remote's last claim (or unknown)
-	Hook      *Reading `json:"hook,omitempty"`
-	Screen    *Reading `json:"screen,omitempty"`
-	Evidence  []string `json:"evidence,omitempty"` // screen lines the deciding rule matched
-	Bottom    []string `json:"bottom,omitempty"`   // the bottom non-empty screen lines classified
-	Title     string   `json:"title,omitempty"`
+	Name      string `json:"name"`
+	Engine    string `json:"engine"`
+	State     string `json:"state"`
+	BlockedOn string `json:"blockedOn,omitempty"`
+	Authority string `json:"authority"`
+	Decided   string `json:"decided"` // one human sentence: why this state
+	// ReasonCode is Decided as a stable enum (screen.rule, hook.report, prompt.claim, tty.reading,
+	// runtime.exit, remote.claim…; PROTOCOL.md "explain"); RuleSource is where the deciding screen
+	// rule came from (embedded, engines.json, rules.json), "" when no screen rule decided.
+	ReasonCode string   `json:"reasonCode"`
+	RuleSource string   `json:"ruleSource,omitempty"`
+	Runtime    *Reading `json:"runtime,omitempty"`
+	Remote     *Reading `json:"remote,omitempty"` // a remote member: the remote's last claim (or unknown)
+	Hook       *Reading `json:"hook,omitempty"`
+	Screen     *Reading `json:"screen,omitempty"`
+	Evidence   []string `json:"evidence,omitempty"` // screen lines the deciding rule matched
+	Bottom     []string `json:"bottom,omitempty"`   // the bottom non-empty screen lines classified
+	Title      string   `json:"title,omitempty"`
 	// Detail is herd/state's own explain record, passed through as is.
 	Detail json.RawMessage `json:"detail,omitempty"`
 	// IgnoredReports are the last hook reports not applied (nested engines, other launches).

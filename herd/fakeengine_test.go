@@ -99,7 +99,8 @@ func TestFakeClaudeScreenOnly(t *testing.T) {
 	_, err = h.c.Prompt(h.ctx, "cl", "more", PromptOptions{Now: true})
 	wantCode(t, err, exitcode.Usage)
 	ex, err := h.c.Explain(h.ctx, "cl")
-	if err != nil || ex.Screen == nil || ex.Screen.Rule == "" || len(ex.Evidence) == 0 || ex.Decided == "" || len(ex.Bottom) == 0 {
+	if err != nil || ex.Screen == nil || ex.Screen.Rule == "" || len(ex.Evidence) == 0 || ex.Decided == "" || len(ex.Bottom) == 0 ||
+		ex.ReasonCode != "screen.rule" || ex.RuleSource != "embedded" {
 		t.Fatalf("explain %+v %v", ex, err)
 	}
 	if _, err := h.c.SendKeys(h.ctx, "cl", "1"); err != nil {

@@ -359,7 +359,8 @@ func TestReportHookAuthorityAndTTL(t *testing.T) {
 		t.Fatalf("row after report %+v (hook %+v screen %+v)", m, m.Hook, m.Screen)
 	}
 	ex, err := h.c.Explain(h.ctx, "hooked")
-	if err != nil || ex.Hook == nil || ex.Screen == nil || ex.Authority != AuthorityHook || ex.Decided == "" {
+	if err != nil || ex.Hook == nil || ex.Screen == nil || ex.Authority != AuthorityHook || ex.Decided == "" ||
+		ex.ReasonCode != "hook.report" || ex.RuleSource != "" {
 		t.Fatalf("explain %+v %v", ex, err)
 	}
 

@@ -913,6 +913,7 @@ func hExplain(ctx context.Context, sc *serverConn, params json.RawMessage) (any,
 		rt := m.reading
 		r.Runtime = &rt
 		r.Decided = fmt.Sprintf("the process exited with code %d", m.exitCode)
+		r.ReasonCode, r.RuleSource = ReasonRuntimeExit, ""
 	}
 	sc.d.bus.mu.Unlock()
 	snap := m.scr.Snapshot()

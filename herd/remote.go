@@ -679,7 +679,7 @@ func (d *daemon) explainRemote(m *member, r *ExplainResult) {
 	r.State, r.BlockedOn, r.Authority = m.reading.State, m.reading.BlockedOn, m.reading.Authority
 	rd := m.reading
 	r.Remote = &rd
-	r.Decided = rd.Rule
+	r.Decided, r.ReasonCode = rd.Rule, ReasonRemoteClaim
 	if !l.observed.IsZero() {
 		r.Decided += fmt.Sprintf(" — the remote last answered %s ago", since(l.observed, time.Now()))
 	}

@@ -82,7 +82,8 @@ func TestRemoteA2APromptWaitReadTasks(t *testing.T) {
 		t.Fatalf("the remote was asked %q", got)
 	}
 	ex, err := h.c.Explain(h.ctx, "api")
-	if err != nil || ex.Authority != AuthorityRemote || !strings.Contains(ex.Decided, "completed") {
+	if err != nil || ex.Authority != AuthorityRemote || !strings.Contains(ex.Decided, "completed") ||
+		ex.ReasonCode != "remote.claim" {
 		t.Fatalf("explain %+v %v", ex, err)
 	}
 	// Terminal verbs have nothing to act on, and say what to do instead.

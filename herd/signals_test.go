@@ -33,7 +33,7 @@ func TestPlainProgramIdleWhileReadingItsTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	if ex.Screen == nil || ex.Screen.Rule != state.RuleTTYReading || !strings.Contains(ex.Decided, "foreground process cat") ||
-		!strings.Contains(ex.Decided, "reading the terminal") {
+		!strings.Contains(ex.Decided, "reading the terminal") || ex.ReasonCode != "tty.reading" {
 		t.Fatalf("explain should name the foreground process reading the terminal: %+v", ex)
 	}
 	p, err := h.c.Prompt(h.ctx, "cat", "hello cat", PromptOptions{Wait: true, Timeout: testTimeout})

@@ -117,7 +117,7 @@ func screenReading(r *state.Reading) *Reading {
 
 func (s *stateTracker) Explain(_ time.Time, into *ExplainResult) {
 	f := s.tr.Current()
-	into.Decided = f.Reason
+	into.Decided, into.ReasonCode, into.RuleSource = f.Reason, f.ReasonCode, f.RuleSource
 	into.Screen = screenReading(f.Screen)
 	if f.Screen != nil && f.Screen.Evidence != "" {
 		into.Evidence = []string{f.Screen.Evidence}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mosh-dev/mosh/herd/state"
 	"github.com/mosh-dev/mosh/ledger"
 	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
@@ -54,28 +55,9 @@ type closedTask struct {
 	hook bool // its artifact already is the engine's own message
 }
 
-// finalMessage extracts the engine's own final message from a hook payload: Claude's and Codex's
-// Stop/StopFailure last_assistant_message, Codex notify's last-assistant-message, Gemini's
-// AfterAgent prompt_response.
-func finalMessage(payload []byte) string {
-	if len(payload) == 0 {
-		return ""
-	}
-	var p struct {
-		LastAssistantMessage string `json:"last_assistant_message"`
-		CodexNotify          string `json:"last-assistant-message"`
-		PromptResponse       string `json:"prompt_response"`
-	}
-	if json.Unmarshal(payload, &p) != nil {
-		return ""
-	}
-	for _, s := range []string{p.LastAssistantMessage, p.CodexNotify, p.PromptResponse} {
-		if strings.TrimSpace(s) != "" {
-			return s
-		}
-	}
-	return ""
-}
+// finalMessage extracts the engine's own final message from a hook payload through the engines
+// table's finalMessage keys (herd/state.Table.FinalMessage).
+func finalMessage(payload []byte) string { return state.Default().FinalMessage("", payload) }
 
 // submitPrompt records a prompt in the ledger and returns its task id:
 // a new task minted before any key is typed, or, for an answer to a blocked member, its open task.

@@ -38,6 +38,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mosh-dev/mosh/herd/vocab"
 	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
@@ -140,23 +141,24 @@ func (s *Store) UpdateExit(name string, code int, at time.Time) error {
 
 // ---- Tasks and transitions ----
 
-// States and authorities as the herd names them (the ledger stores any non-empty string).
+// States and authorities as the herd names them (herd/vocab's; the ledger stores any non-empty
+// string).
 const (
-	StateWorking = "working"
-	StateBlocked = "blocked"
-	StateDone    = "done"
-	StateIdle    = "idle"
-	StateUnknown = "unknown"
-	StateGone    = "gone"
+	StateWorking = vocab.Working
+	StateBlocked = vocab.Blocked
+	StateDone    = vocab.Done
+	StateIdle    = vocab.Idle
+	StateUnknown = vocab.Unknown
+	StateGone    = vocab.Gone
 	// StateSubmitted is a task's state from MintTask until its first transition.
-	StateSubmitted = "submitted"
+	StateSubmitted = vocab.Submitted
 	// Task end states other than the member's own: the task failed (its member's process exited
 	// during the turn, the remote's task failed or the remote stopped answering), it was canceled
 	// (tasks/cancel, kill of a queued task, superseded by a prompt typed at once), or the user
 	// interrupted the turn (Escape / Ctrl-C) before it ended on its own.
-	StateFailed      = "failed"
-	StateCanceled    = "canceled"
-	StateInterrupted = "interrupted"
+	StateFailed      = vocab.Failed
+	StateCanceled    = vocab.Canceled
+	StateInterrupted = vocab.Interrupted
 )
 
 // Artifact sources.

@@ -77,6 +77,8 @@ type Options struct {
 type Backend struct {
 	k    *conn
 	opts Options
+	// graceSet: Options.InterruptGrace was given, so it overrides the engines table's grace.
+	graceSet bool
 
 	mu            sync.Mutex
 	canceled      map[string]time.Time // A2A task id → when this server interrupted it
@@ -91,7 +93,8 @@ func New(ctx context.Context, c *herd.Client, opts Options) (*Backend, error) {
 	if opts.AnswerSettle <= 0 {
 		opts.AnswerSettle = DefaultAnswerSettle
 	}
-	if opts.InterruptGrace <= 0 {
+	graceSet := opts.InterruptGrace > 0
+	if !graceSet {
 		opts.InterruptGrace = DefaultInterruptGrace
 	}
 	if opts.AskedLines <= 0 {
@@ -104,7 +107,7 @@ func New(ctx context.Context, c *herd.Client, opts Options) (*Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("subscribing to the herd's events: %w", err)
 	}
-	return &Backend{k: k, opts: opts, canceled: map[string]time.Time{}}, nil
+	return &Backend{k: k, opts: opts, graceSet: graceSet, canceled: map[string]time.Time{}}, nil
 }
 
 // Close stops the event subscription and closes the daemon connection.
@@ -300,9 +303,9 @@ func (b *Backend) Cancel(ctx context.Context, taskID string) (a2a.TaskRecord, er
 		return a2a.TaskRecord{}, a2a.ErrTaskFinished
 	}
 	member := v.task.Member
-	remoteMember := false
-	if row, err := b.row(ctx, member); err == nil && row.Kind == herd.KindRemote {
-		remoteMember = true
+	remoteMember, engine := false, ""
+	if row, err := b.row(ctx, member); err == nil {
+		remoteMember, engine = row.Kind == herd.KindRemote, row.Engine
 	}
 	// The ledger records the cancel (it survives a restart of this server and of the daemon):
 	// a queued task is removed untyped and that is all; a running one is closed canceled, then
@@ -326,16 +329,22 @@ func (b *Backend) Cancel(ctx context.Context, taskID string) (a2a.TaskRecord, er
 	}
 	w, unwatch := b.k.watchMember(member)
 	defer unwatch()
+	// The keys are the engines table's interrupt (Escape, then Ctrl-C); an explicit
+	// Options.InterruptGrace overrides the table's grace.
+	keys, then, grace := herd.EngineInterrupt(b.opts.Home, engine)
+	if b.graceSet {
+		grace = b.opts.InterruptGrace
+	}
 	escAt := time.Now().UnixMilli()
-	if _, err := c.SendKeysNow(ctx, member, "Escape"); err != nil {
+	if _, err := c.SendKeysNow(ctx, member, keys...); err != nil {
 		return a2a.TaskRecord{}, b.keysErr(member, err)
 	}
-	if !b.stoppedAfter(ctx, w, escAt) {
+	if len(then) > 0 && !b.stoppedAfter(ctx, w, escAt, grace) {
 		// Ctrl-C at an engine's prompt quits it: send it only while the member still reads busy
 		// and its screen does not already show it stopped (a loaded machine can take longer than
 		// the grace to publish the stop the screen already shows).
 		if m, err := b.row(ctx, member); err == nil && (m.State == herd.StateWorking || m.State == herd.StateBlocked) && !screenStopped(m) {
-			if _, err := c.SendKeysNow(ctx, member, "C-c"); err != nil && exitcode.Of(err) != exitcode.Gone {
+			if _, err := c.SendKeysNow(ctx, member, then...); err != nil && exitcode.Of(err) != exitcode.Gone {
 				return a2a.TaskRecord{}, b.keysErr(member, err)
 			}
 		}
@@ -344,10 +353,10 @@ func (b *Backend) Cancel(ctx context.Context, taskID string) (a2a.TaskRecord, er
 	return b.Get(ctx, taskID, -1)
 }
 
-// stoppedAfter waits up to InterruptGrace for an event, stamped at or after since, that shows
+// stoppedAfter waits up to within for an event, stamped at or after since, that shows
 // the member stopped (idle, done, gone, removed).
-func (b *Backend) stoppedAfter(ctx context.Context, w *watch, since int64) bool {
-	grace, cancel := context.WithTimeout(ctx, b.opts.InterruptGrace)
+func (b *Backend) stoppedAfter(ctx context.Context, w *watch, since int64, within time.Duration) bool {
+	grace, cancel := context.WithTimeout(ctx, within)
 	defer cancel()
 	for {
 		ev, err := w.next(grace)

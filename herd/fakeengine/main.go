@@ -62,6 +62,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -83,6 +84,7 @@ const (
 
 type config struct {
 	style       string
+	st          *style // styles[style]
 	settings    string
 	turn        time.Duration
 	slow        time.Duration
@@ -141,19 +143,17 @@ func parseFlags(args []string) (config, error) {
 	if err := fs.Parse(ownArgs(fs, args)); err != nil {
 		return c, err
 	}
-	if c.style != "claude" && c.style != "codex" {
-		return c, fmt.Errorf("unknown --style %q: use claude or codex", c.style)
+	st, ok := styles[c.style]
+	if !ok {
+		return c, fmt.Errorf("unknown --style %q: use %s", c.style, strings.Join(styleNames(), " or "))
 	}
+	c.st = st
 	if c.tick <= 0 {
 		return c, fmt.Errorf("--tick must be positive")
 	}
 	if c.settings == "" {
 		home, _ := os.UserHomeDir()
-		if c.style == "codex" {
-			c.settings = filepath.Join(home, ".codex", "hooks.json")
-		} else {
-			c.settings = filepath.Join(home, ".claude", "settings.json")
-		}
+		c.settings = filepath.Join(append([]string{home}, st.settings...)...)
 	}
 	return c, nil
 }
@@ -295,7 +295,7 @@ func run(cfg config) int {
 
 	// Enter the alternate screen, enable bracketed paste, as both engines do.
 	os.Stdout.WriteString("\x1b[?1049h\x1b[?2004h\x1b[H\x1b[2J")
-	if cfg.style == "codex" && cfg.hookTrust {
+	if cfg.st.hookTrust && cfg.hookTrust {
 		e.mode = modeTrust
 		e.hooksOff = true
 	}
@@ -322,12 +322,7 @@ func newID() string {
 	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
-func (e *engine) model() string {
-	if e.cfg.style == "codex" {
-		return "gpt-fake"
-	}
-	return "claude-opus-5-5"
-}
+func (e *engine) model() string { return e.cfg.st.model }
 
 // ---- input ----
 
@@ -589,11 +584,7 @@ func (e *engine) submit(text string) {
 		// in its title and status line for the whole session.
 		e.firstPrompt = firstLine
 	}
-	if e.cfg.style == "codex" {
-		e.add("› "+firstLine, "", "")
-	} else {
-		e.add("❯ "+firstLine, "")
-	}
+	e.add(append([]string{e.cfg.st.echo + firstLine}, e.cfg.st.echoAfter...)...)
 	e.fire("UserPromptSubmit", map[string]any{"prompt": text})
 	if m := crashRE.FindStringSubmatch(text); m != nil {
 		code, _ := strconv.Atoi(m[1])
@@ -686,11 +677,7 @@ func (e *engine) liveReply() []string {
 // reply renders an answer the way the engine wraps it: "● " (Codex "• ")
 // then continuation lines indented by two.
 func (e *engine) reply(text string) []string {
-	bullet := "● "
-	if e.cfg.style == "codex" {
-		bullet = "• "
-	}
-	return wrap(bullet+text, e.cols, "  ")
+	return wrap(e.cfg.st.bullet+text, e.cols, "  ")
 }
 
 // wrap breaks s into lines of at most width runes at spaces; continuation
@@ -764,18 +751,24 @@ func (e *engine) stopWorking(next mode) {
 	}
 }
 
-func (e *engine) permCommand() string {
-	if e.cfg.style == "codex" {
-		return "touch codex-perm.txt"
-	}
-	return "touch perm.txt"
-}
+func (e *engine) permCommand() string { return e.cfg.st.permCommand }
 
 func (e *engine) toolInput() map[string]any {
-	if e.cfg.style == "codex" {
-		return map[string]any{"command": e.permCommand()}
+	in := map[string]any{"command": e.permCommand()}
+	if d := e.cfg.st.toolDescription; d != "" {
+		in["description"] = d
 	}
-	return map[string]any{"command": e.permCommand(), "description": "Create perm.txt"}
+	return in
+}
+
+// lines fills a style's line templates: {cmd} is the permission command, {choice} an answer.
+func (e *engine) lines(tmpl []string, choice string) []string {
+	out := make([]string, len(tmpl))
+	r := strings.NewReplacer("{cmd}", e.permCommand(), "{choice}", choice, "{nbsp}", nbsp)
+	for i, t := range tmpl {
+		out[i] = r.Replace(t)
+	}
+	return out
 }
 
 func (e *engine) askPermission() {
@@ -783,13 +776,9 @@ func (e *engine) askPermission() {
 	// The pending tool call shows above the dialog; approving or denying
 	// replaces it with its outcome.
 	e.pending = len(e.transcript)
-	if e.cfg.style == "codex" {
-		e.add("• Running "+e.permCommand(), "")
-	} else {
-		e.add("● Creating perm.txt", "  ⎿  $ "+e.permCommand(), "")
-	}
+	e.add(e.lines(e.cfg.st.pendingTool, "")...)
 	extra := map[string]any{"tool_name": "Bash", "tool_input": e.toolInput()}
-	if e.cfg.style == "claude" {
+	if e.cfg.st.permissionSuggestions {
 		extra["permission_suggestions"] = []any{map[string]any{"type": "addDirectories", "directories": []string{e.cwd}}}
 	}
 	e.fire("PermissionRequest", extra)
@@ -825,12 +814,7 @@ func (e *engine) settlePending() {
 // permOptions is how many choices the permission dialog offers: Claude
 // Yes / always allow / switch to auto mode / No, Codex Yes / don't ask again
 // / No.
-func (e *engine) permOptions() int {
-	if e.cfg.style == "codex" {
-		return 3
-	}
-	return 4
-}
+func (e *engine) permOptions() int { return e.cfg.st.permOptions }
 
 func (e *engine) askQuestion() {
 	questions := []any{map[string]any{"question": "Which color should the button be?", "header": "Color",
@@ -843,7 +827,7 @@ func (e *engine) askQuestion() {
 // notifyWhileOpen fires Claude's permission_prompt Notification if the
 // dialog is still open after --notify-after.
 func (e *engine) notifyWhileOpen(m mode) {
-	if e.cfg.notifyAfter <= 0 || e.cfg.style != "claude" {
+	if e.cfg.notifyAfter <= 0 || !e.cfg.st.notifications {
 		return
 	}
 	e.after(e.cfg.notifyAfter, e.turn, func() {
@@ -855,26 +839,18 @@ func (e *engine) notifyWhileOpen(m mode) {
 
 func (e *engine) approve() {
 	e.settlePending()
-	if e.cfg.style == "codex" {
-		e.add("✔ You approved codex to run "+e.permCommand()+" this time", "")
-	} else {
-	}
+	e.add(e.lines(e.cfg.st.approved, "")...)
 	running := len(e.transcript)
-	if e.cfg.style == "claude" {
-		e.add("● Bash("+e.permCommand()+")", "  ⎿  Running…", "")
-	}
+	e.add(e.lines(e.cfg.st.runningTool, "")...)
 	e.setWorking()
 	e.after(e.cfg.turn/2, e.turn, func() {
 		e.fire("PostToolUse", map[string]any{"tool_name": "Bash", "tool_input": e.toolInput(),
 			"tool_response": map[string]any{"stdout": "", "stderr": "", "interrupted": false}})
-		if e.cfg.style == "codex" {
-			e.add("• Ran "+e.permCommand(), "  └ (no output)", "")
-		} else {
-			// Claude folds the finished call into one summary line (hook
-			// failure lines printed meanwhile stay).
-			e.transcript = append(e.transcript[:running:running], e.transcript[running+3:]...)
-			e.add("  Ran 1 shell command", "")
-		}
+		// The running call's lines give way to its outcome (Claude folds the finished call into
+		// one summary line; hook failure lines printed meanwhile stay).
+		n := len(e.cfg.st.runningTool)
+		e.transcript = append(e.transcript[:running:running], e.transcript[running+n:]...)
+		e.add(e.lines(e.cfg.st.ranTool, "")...)
 		e.finish("Created the file.")
 	})
 }
@@ -883,11 +859,7 @@ func (e *engine) answer() {
 	choice := []string{"Red", "Blue", "Something else", "Chat"}[e.sel]
 	e.fire("PostToolUse", map[string]any{"tool_name": "AskUserQuestion",
 		"tool_response": map[string]any{"answers": map[string]string{"Which color should the button be?": choice}}})
-	if e.cfg.style == "codex" {
-		e.add("• You answered: "+choice, "")
-	} else {
-		e.add("● Answered Claude's questions:", "  ⎿ "+nbsp+"· Which color should the button be? → "+choice, "")
-	}
+	e.add(e.lines(e.cfg.st.answered, choice)...)
 	e.setWorking()
 	e.after(e.cfg.turn/2, e.turn, func() { e.finish("You picked " + choice + ".") })
 }
@@ -898,17 +870,10 @@ func (e *engine) deny() {
 	e.turn++
 	e.stopWorking(modeIdle)
 	e.settlePending()
-	switch {
-	case e.cfg.style == "codex" && wasPerm:
-		e.add("✗ You canceled the request to run "+e.permCommand(), "",
-			"• Exited (status 1) "+e.permCommand(), "  └ (no output)", "",
-			"■ Conversation interrupted - use /feedback if something went wrong", "")
-	case e.cfg.style == "codex":
-		e.add("■ Conversation interrupted - use /feedback if something went wrong", "")
-	case wasPerm:
-		e.add("  Did not run 1 call", "  ⎿ "+nbsp+"$ "+e.permCommand(), "  ⎿ "+nbsp+"Interrupted · What should Claude do instead?", "")
-	default:
-		e.add("  ⎿ "+nbsp+"Interrupted · What should Claude do instead?", "")
+	if wasPerm {
+		e.add(e.lines(e.cfg.st.deniedPerm, "")...)
+	} else {
+		e.add(e.lines(e.cfg.st.interrupted, "")...)
 	}
 	e.draw()
 }
@@ -921,16 +886,11 @@ func (e *engine) interrupt() {
 	if e.cfg.restoreOnEsc && len(e.input) == 0 {
 		e.input = []rune(e.prompt)
 	}
-	if e.cfg.style == "codex" {
-		if len(live) > 0 {
-			e.add(live...)
-			e.add("")
-		}
-		e.add("■ Conversation interrupted - use /feedback if something went wrong", "")
-	} else {
-		e.add(live...)
-		e.add("  ⎿ "+nbsp+"Interrupted · What should Claude do instead?", "")
+	e.add(live...)
+	if len(live) > 0 && e.cfg.st.blankAfterLive {
+		e.add("")
 	}
+	e.add(e.lines(e.cfg.st.interrupted, "")...)
 	e.draw()
 }
 
@@ -941,12 +901,7 @@ func (e *engine) finish(reply string) {
 	e.fire("Stop", map[string]any{"stop_hook_active": false, "last_assistant_message": reply,
 		"background_tasks": []any{}, "session_crons": []any{}})
 	e.add(e.reply(reply)...)
-	if e.cfg.style == "codex" {
-		e.add("", fmt.Sprintf("  Worked for %s • %s", codexDuration(elapsed), time.Now().Format("15:04")), "")
-	} else {
-		verb := doneVerbs[e.turn%len(doneVerbs)]
-		e.add("", fmt.Sprintf("✻ %s for %ds · done %s", verb, int(elapsed.Seconds()), time.Now().Format("3:04 PM")), "")
-	}
+	e.add("", e.cfg.st.doneLine(e.turn, elapsed, time.Now()), "")
 	e.draw()
 	e.armIdleNotify()
 }
@@ -963,7 +918,7 @@ const apiErrorMessage = "fake failure: the fake model rejected this request"
 func (e *engine) apiError() {
 	e.turn++
 	e.stopWorking(modeIdle)
-	if e.cfg.style == "codex" {
+	if !e.cfg.st.stopFailure {
 		// Codex prints the provider's error body raw and fires no hook at
 		// all: no Stop, and it has no StopFailure event.
 		body := `{"error":{"code":null,"message":"` + apiErrorMessage + `","param":null,"type":"invalid_request_error"}}`
@@ -978,7 +933,7 @@ func (e *engine) apiError() {
 }
 
 func (e *engine) armIdleNotify() {
-	if e.cfg.idleNotify <= 0 || e.cfg.style != "claude" {
+	if e.cfg.idleNotify <= 0 || !e.cfg.st.notifications {
 		return
 	}
 	id := e.turn
@@ -1051,7 +1006,7 @@ func (e *engine) fire(event string, extra map[string]any) {
 		"hook_event_name": event,
 		"permission_mode": "default",
 	}
-	if e.cfg.style == "codex" {
+	if e.cfg.st.payloadModelTurn {
 		payload["model"] = e.model()
 		if e.turn > 0 {
 			payload["turn_id"] = fmt.Sprintf("turn-%d", e.turn)
@@ -1136,23 +1091,25 @@ var (
 	braille       = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
 )
 
-func (e *engine) title() string {
-	dir := filepath.Base(e.cwd)
-	if e.cfg.style == "codex" {
-		// The thread keeps the first prompt's name: "⠇ say hi | proj" even
-		// while a later prompt runs.
-		name := dir
-		if e.firstPrompt != "" {
-			name = e.firstPrompt + " | " + dir
-		}
-		switch {
-		case e.mode == modePerm || e.mode == modeAsk:
-			return "[ . ] Action Required | " + name
-		case e.mode == modeWorking:
-			return braille[e.spin%len(braille)] + " " + name
-		}
-		return name
+func (e *engine) title() string { return e.cfg.st.title(e) }
+
+func codexTitle(e *engine) string {
+	// The thread keeps the first prompt's name: "⠇ say hi | proj" even
+	// while a later prompt runs.
+	name := filepath.Base(e.cwd)
+	if e.firstPrompt != "" {
+		name = e.firstPrompt + " | " + name
 	}
+	switch {
+	case e.mode == modePerm || e.mode == modeAsk:
+		return "[ . ] Action Required | " + name
+	case e.mode == modeWorking:
+		return braille[e.spin%len(braille)] + " " + name
+	}
+	return name
+}
+
+func claudeTitle(e *engine) string {
 	if e.mode == modeWorking {
 		return titleSpinner[e.spin%len(titleSpinner)] + " Claude Code"
 	}
@@ -1169,14 +1126,17 @@ var codexLogo = []string{
 	"                                                   ⠙⠛⠛⠛⠻⠛⢿⣿⣿⣿⣿⣷⣾⣿⣿⣿⡿⠏",
 }
 
-func (e *engine) header() []string {
-	if e.cfg.style == "codex" {
-		h := []string{"", "  >_ OpenAI Codex (v0.171.0)", "     " + e.cwd, "", ""}
-		if e.submitted == 0 {
-			h = append(append(h, "", "", "", "", "", ""), codexLogo...)
-		}
-		return h
+func (e *engine) header() []string { return e.cfg.st.header(e) }
+
+func codexHeader(e *engine) []string {
+	h := []string{"", "  >_ OpenAI Codex (v0.171.0)", "     " + e.cwd, "", ""}
+	if e.submitted == 0 {
+		h = append(append(h, "", "", "", "", "", ""), codexLogo...)
 	}
+	return h
+}
+
+func claudeHeader(e *engine) []string {
 	return []string{
 		"",
 		" ▐▛███▛█   Claude Code v2.1.332",
@@ -1210,8 +1170,8 @@ func (e *engine) bottom() (lines []string, curRow, curCol int) {
 	input := string(e.input)
 	firstInput, _, _ := strings.Cut(input, "\n")
 	elapsed := int(time.Since(e.started).Seconds())
-	if e.cfg.style == "codex" {
-		return e.codexBottom(firstInput, elapsed)
+	if e.cfg.st.ownBottom != nil {
+		return e.cfg.st.ownBottom(e, firstInput, elapsed)
 	}
 	rule := strings.Repeat("─", e.cols)
 	switch e.mode {
@@ -1339,7 +1299,7 @@ func (e *engine) draw() {
 	copy(rows, top)
 	copy(rows[e.rows-len(bottom):], bottom)
 	var b strings.Builder
-	if e.cfg.style == "codex" {
+	if e.cfg.st.syncOutput {
 		b.WriteString("\x1b[?2026h")
 	}
 	fmt.Fprintf(&b, "\x1b]0;%s\x07\x1b[?25l", e.title())
@@ -1347,7 +1307,7 @@ func (e *engine) draw() {
 		fmt.Fprintf(&b, "\x1b[%d;1H\x1b[2K%s", i+1, clip(r, e.cols))
 	}
 	fmt.Fprintf(&b, "\x1b[%d;%dH\x1b[?25h", e.rows-len(bottom)+curRow+1, curCol+1)
-	if e.cfg.style == "codex" {
+	if e.cfg.st.syncOutput {
 		b.WriteString("\x1b[?2026l")
 		s := b.String()
 		half := len(s) / 2
@@ -1356,4 +1316,93 @@ func (e *engine) draw() {
 		return
 	}
 	os.Stdout.WriteString(b.String())
+}
+
+// style is one engine the fake imitates: every difference between the fake Claude and the fake
+// Codex is a field here, so the program itself never asks which engine it is. Line templates
+// take {cmd} (the permission command), {choice} (an answer) and {nbsp}.
+type style struct {
+	settings []string // the hooks file under $HOME
+	// hookTrust: --hook-trust opens the engine's "Hooks need review" dialog (Codex).
+	hookTrust bool
+	model     string
+	echo      string   // the echoed prompt's prefix
+	echoAfter []string // lines after the echoed prompt
+	bullet    string   // an answer's first-line bullet
+	// permCommand is the command the permission turn asks to run; toolDescription the tool
+	// input's description ("" = none).
+	permCommand, toolDescription string
+	// permissionSuggestions: PermissionRequest carries permission_suggestions (Claude).
+	permissionSuggestions bool
+	permOptions           int // choices the permission dialog offers
+	// notifications: the engine fires Notification hooks (permission_prompt while a dialog
+	// stays open, idle_prompt at an idle prompt), with --notify-after / --idle-notify.
+	notifications bool
+	// stopFailure: an API error fires StopFailure and prints "● API Error…" (else the raw
+	// provider body and no hook, as Codex).
+	stopFailure bool
+	// payloadModelTurn: hook payloads carry model and turn_id (Codex).
+	payloadModelTurn bool
+	// syncOutput: frames are wrapped in DEC 2026 synchronized output and written in two halves.
+	syncOutput bool
+	// blankAfterLive: an interrupt leaves a blank line after what had streamed.
+	blankAfterLive bool
+	// Transcript lines: the pending tool call drawn with the permission dialog, the approval,
+	// the running call, its outcome (replacing the running lines), an answered question, a
+	// denied permission, and an interrupted turn.
+	pendingTool, approved, runningTool, ranTool, answered, deniedPerm, interrupted []string
+	// doneLine is the line under a finished turn's answer.
+	doneLine func(turn int, elapsed time.Duration, now time.Time) string
+	title    func(e *engine) string
+	header   func(e *engine) []string
+	// ownBottom draws the bottom lines when the engine's differ wholesale (nil = Claude's box).
+	ownBottom func(e *engine, firstInput string, elapsed int) ([]string, int, int)
+}
+
+var styles = map[string]*style{
+	"claude": {
+		settings: []string{".claude", "settings.json"}, model: "claude-opus-5-5",
+		echo: "❯ ", echoAfter: []string{""}, bullet: "● ",
+		permCommand: "touch perm.txt", toolDescription: "Create perm.txt", permissionSuggestions: true, permOptions: 4,
+		notifications: true, stopFailure: true,
+		pendingTool: []string{"● Creating perm.txt", "  ⎿  $ {cmd}", ""},
+		runningTool: []string{"● Bash({cmd})", "  ⎿  Running…", ""},
+		ranTool:     []string{"  Ran 1 shell command", ""},
+		answered:    []string{"● Answered Claude's questions:", "  ⎿ {nbsp}· Which color should the button be? → {choice}", ""},
+		deniedPerm:  []string{"  Did not run 1 call", "  ⎿ {nbsp}$ {cmd}", "  ⎿ {nbsp}Interrupted · What should Claude do instead?", ""},
+		interrupted: []string{"  ⎿ {nbsp}Interrupted · What should Claude do instead?", ""},
+		doneLine: func(turn int, elapsed time.Duration, now time.Time) string {
+			return fmt.Sprintf("✻ %s for %ds · done %s", doneVerbs[turn%len(doneVerbs)], int(elapsed.Seconds()), now.Format("3:04 PM"))
+		},
+		title: claudeTitle, header: claudeHeader,
+	},
+	"codex": {
+		settings: []string{".codex", "hooks.json"}, hookTrust: true, model: "gpt-fake",
+		echo: "› ", echoAfter: []string{"", ""}, bullet: "• ",
+		permCommand: "touch codex-perm.txt", permOptions: 3,
+		payloadModelTurn: true, syncOutput: true, blankAfterLive: true,
+		pendingTool: []string{"• Running {cmd}", ""},
+		approved:    []string{"✔ You approved codex to run {cmd} this time", ""},
+		ranTool:     []string{"• Ran {cmd}", "  └ (no output)", ""},
+		answered:    []string{"• You answered: {choice}", ""},
+		deniedPerm: []string{"✗ You canceled the request to run {cmd}", "", "• Exited (status 1) {cmd}", "  └ (no output)", "",
+			"■ Conversation interrupted - use /feedback if something went wrong", ""},
+		interrupted: []string{"■ Conversation interrupted - use /feedback if something went wrong", ""},
+		doneLine: func(_ int, elapsed time.Duration, now time.Time) string {
+			return fmt.Sprintf("  Worked for %s • %s", codexDuration(elapsed), now.Format("15:04"))
+		},
+		title: codexTitle, header: codexHeader,
+		ownBottom: func(e *engine, firstInput string, elapsed int) ([]string, int, int) {
+			return e.codexBottom(firstInput, elapsed)
+		},
+	},
+}
+
+func styleNames() []string {
+	out := make([]string, 0, len(styles))
+	for n := range styles {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
 }

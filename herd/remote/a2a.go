@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mosh-dev/mosh/a2a"
+	"github.com/mosh-dev/mosh/herd/vocab"
 	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
@@ -58,7 +59,7 @@ func (c *Conn) sendA2A(ctx context.Context, text, taskID string) (Observation, e
 	if res.Message != nil {
 		// Some agents answer at once with a message instead of a task: a finished turn.
 		return Observation{TaskID: res.Message.TaskID, ContextID: res.Message.ContextID,
-			RemoteState: string(a2a.StateCompleted), State: "done", Terminal: true, Output: partsText(res.Message.Parts)}, nil
+			RemoteState: string(a2a.StateCompleted), State: vocab.Done, Terminal: true, Output: partsText(res.Message.Parts)}, nil
 	}
 	return observe(res.Task), nil
 }
@@ -125,18 +126,18 @@ func observe(t *a2a.Task) Observation {
 	}
 	switch t.Status.State {
 	case a2a.StateInputRequired:
-		o.State, o.BlockedOn = "blocked", "question"
+		o.State, o.BlockedOn = vocab.Blocked, vocab.Question
 	case a2a.StateAuthRequired:
-		o.State, o.BlockedOn = "blocked", "permission"
+		o.State, o.BlockedOn = vocab.Blocked, vocab.Permission
 	case a2a.StateCompleted:
-		o.State, o.Terminal = "done", true
+		o.State, o.Terminal = vocab.Done, true
 	case a2a.StateFailed, a2a.StateRejected:
-		o.State, o.Terminal, o.Failed = "done", true, true
+		o.State, o.Terminal, o.Failed = vocab.Done, true, true
 	case a2a.StateCanceled:
-		o.State, o.Terminal, o.Canceled = "done", true, true
+		o.State, o.Terminal, o.Canceled = vocab.Done, true, true
 	default:
 		// submitted, working, unknown, or a word from a newer spec: the task is still open.
-		o.State = "working"
+		o.State = vocab.Working
 	}
 	return o
 }

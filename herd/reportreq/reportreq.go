@@ -5,13 +5,14 @@
 // binary initialise) both build their request here, so the two cannot drift.
 //
 // It is a leaf: it imports only a few standard packages (encoding/json for its scanner, not its
-// reflection) and has no init work of its own, so a package importing it can still initialise early.
+// reflection) and herd/vocab, and has no init work of its own, so a package importing it can still initialise early.
 package reportreq
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/mosh-dev/mosh/herd/vocab"
 	"path"
 	"strconv"
 	"strings"
@@ -173,27 +174,13 @@ func Payload(b []byte) (json.RawMessage, error) {
 }
 
 // BlockedKinds are the sub-kinds a blocked state may carry.
-var BlockedKinds = []string{"permission", "question", "menu"}
+var BlockedKinds = vocab.Kinds()
 
-// SplitState splits a reportable state argument ("working", "blocked:permission", …, surrounding
-// white space ignored) into state and kind; ok is false for anything else (gone is not
-// reportable; only blocked takes a kind).
+// SplitState splits a reportable state argument ("working", "blocked:permission", …) into state
+// and kind with the herd's one parser (vocab.Parse); ok is false for anything it refuses.
 func SplitState(s string) (state, kind string, ok bool) {
-	state, kind, _ = strings.Cut(strings.TrimSpace(s), ":")
-	switch state {
-	case "working", "done", "idle", "unknown":
-		return state, kind, kind == ""
-	case "blocked":
-		if kind == "" {
-			return state, kind, true
-		}
-		for _, k := range BlockedKinds {
-			if k == kind {
-				return state, kind, true
-			}
-		}
-	}
-	return state, kind, false
+	state, kind, err := vocab.Parse(s)
+	return state, kind, err == nil
 }
 
 // ValidName is the member-name rule: 1-32 characters, a lowercase letter first, then a-z, 0-9,

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"encoding/json"
 	"regexp"
 	"sort"
 	"strings"
@@ -17,7 +18,10 @@ type Reading struct {
 	Kind  Kind  `json:"kind,omitempty"`
 	// Rule is the id of the winning rule; "" when no rule matched (the state
 	// is then unknown).
-	Rule     string `json:"rule,omitempty"`
+	Rule string `json:"rule,omitempty"`
+	// Source is where the winning rule came from: "embedded", "engines.json"
+	// or "rules.json" (the herd directory's overrides); "" when no rule did.
+	Source   string `json:"source,omitempty"`
 	Priority int    `json:"priority,omitempty"`
 	Region   string `json:"region,omitempty"`
 	// Evidence is the line (or title) the rule matched.
@@ -77,7 +81,7 @@ func (t *Table) classify(e *Engine, snap screen.Snapshot, now time.Time) Reading
 	if e != nil {
 		prompt = e.prompt
 	}
-	lay := newLayout(snap, prompt)
+	lay := newLayout(snap, prompt, e.promptBox())
 	rules := t.rulesFor(e)
 	markersRead := false
 	for _, r := range rules {
@@ -90,6 +94,7 @@ func (t *Table) classify(e *Engine, snap screen.Snapshot, now time.Time) Reading
 			markersRead = true
 			if m, ev := newestMarker(rules, lay); m != nil {
 				rd.State, rd.Kind, rd.Rule, rd.Priority, rd.Region = m.State, m.Kind, m.ID, m.Priority, m.Region
+				rd.Source = m.sourceOrEmbedded()
 				rd.Evidence = clip(ev, 200)
 				return rd
 			}
@@ -104,6 +109,7 @@ func (t *Table) classify(e *Engine, snap screen.Snapshot, now time.Time) Reading
 			continue
 		}
 		rd.State, rd.Kind, rd.Rule, rd.Priority, rd.Region = r.State, r.Kind, r.ID, r.Priority, r.Region
+		rd.Source = r.sourceOrEmbedded()
 		rd.Evidence = clip(ev, 200)
 		if rd.State == Blocked && rd.Kind == NoKind {
 			rd.Kind = inferKind(reg.text)
@@ -244,12 +250,30 @@ func clip(s string, n int) string {
 
 // kindRegexps are compiled on first use, not at process start: every mosh
 // process links this package (`mosh -e 0`, each hook's `mosh herd report`),
-// and only the daemon classifies screens.
+// and only the daemon classifies screens. The patterns are the engines
+// table's "inferKind" entry (embedded engines.json).
 var kindRegexps = sync.OnceValue(func() (k struct{ permission, menu, question, menuLine *regexp.Regexp }) {
-	k.permission = regexp.MustCompile(`(?i)\[y/n\]|\(y(?:es)?/n(?:o)?\)|\bdo you want to\b|\bpermission\b|\ballow\b|\bapprove\b|\bproceed\b|waiting for (?:your )?(?:approval|confirmation)`)
-	k.menu = regexp.MustCompile(`(?m)^\s*[❯›▸>→]?\s*\d+\.\s+\S`)
-	k.question = regexp.MustCompile(`(?m)\?\s*$|(?i)press (?:enter|return) to continue`)
-	k.menuLine = regexp.MustCompile(`^\s*[❯›▸>→]\s*\d+\.\s`)
+	var doc struct {
+		InferKind struct {
+			Permission string `json:"permission"`
+			Menu       string `json:"menu"`
+			Question   string `json:"question"`
+			MenuLine   string `json:"menuLine"`
+		} `json:"inferKind"`
+	}
+	if err := json.Unmarshal(embeddedEngines, &doc); err != nil {
+		panic("state: embedded engines.json is broken: " + err.Error())
+	}
+	ik := doc.InferKind
+	for _, p := range []string{ik.Permission, ik.Menu, ik.Question, ik.MenuLine} {
+		if p == "" {
+			panic("state: embedded engines.json lacks an inferKind pattern")
+		}
+	}
+	k.permission = regexp.MustCompile(ik.Permission)
+	k.menu = regexp.MustCompile(ik.Menu)
+	k.question = regexp.MustCompile(ik.Question)
+	k.menuLine = regexp.MustCompile(ik.MenuLine)
 	return k
 })
 
@@ -323,7 +347,7 @@ func (r *regionText) lineOf(off int) int {
 // on an old echoed prompt instead. The layout folds it to a plain space.
 const nbsp = "\u00a0"
 
-func newLayout(snap screen.Snapshot, prompt *regexp.Regexp) *layout {
+func newLayout(snap screen.Snapshot, prompt *regexp.Regexp, box PromptBox) *layout {
 	l := &layout{snap: snap, lines: snap.Lines, boxTop: -1, lastRule: -1, nonEmpty: make([]int, 0, len(snap.Lines))}
 	copied := false
 	for i, s := range l.lines {
@@ -338,7 +362,7 @@ func newLayout(snap screen.Snapshot, prompt *regexp.Regexp) *layout {
 		if strings.TrimSpace(s) != "" {
 			l.nonEmpty = append(l.nonEmpty, i)
 		}
-		if isHorizontalRule(s) {
+		if isHorizontalRule(s, box.MinRuleWidth) {
 			l.lastRule = i
 		}
 	}
@@ -354,14 +378,14 @@ func newLayout(snap screen.Snapshot, prompt *regexp.Regexp) *layout {
 	// The box is the lines between the nearest horizontal rules around the
 	// prompt line, when both are close (Claude draws ──── above and below).
 	top, bottom := -1, -1
-	for i := p - 1; i >= 0 && i >= p-3; i-- {
-		if isHorizontalRule(l.lines[i]) {
+	for i := p - 1; i >= 0 && i >= p-box.RuleAbove; i-- {
+		if isHorizontalRule(l.lines[i], box.MinRuleWidth) {
 			top = i
 			break
 		}
 	}
-	for i := p + 1; i < len(l.lines) && i <= p+12; i++ {
-		if isHorizontalRule(l.lines[i]) {
+	for i := p + 1; i < len(l.lines) && i <= p+box.RuleBelow; i++ {
+		if isHorizontalRule(l.lines[i], box.MinRuleWidth) {
 			bottom = i
 			break
 		}
@@ -405,9 +429,9 @@ func promptPattern(re *regexp.Regexp) pattern {
 	return pattern{re: re, lit: lit.(string)}
 }
 
-// isHorizontalRule: a line drawn with box-drawing horizontals (at least 20
+// isHorizontalRule: a line drawn with box-drawing horizontals (at least minWidth
 // of them, nothing else but spaces).
-func isHorizontalRule(s string) bool {
+func isHorizontalRule(s string, minWidth int) bool {
 	n := 0
 	for _, r := range s {
 		switch r {
@@ -418,7 +442,7 @@ func isHorizontalRule(s string) bool {
 			return false
 		}
 	}
-	return n >= 20
+	return n >= minWidth
 }
 
 // region returns a region's text, computed once per snapshot.

@@ -6,8 +6,14 @@
 //
 // engines.json (embedded) lists every engine we know: names, aliases,
 // binaries, launch/agent/resume/headless arguments, bracketed paste, the
-// prompt marker, screen rules, the hook spec and the prompt grace (see
-// Fusion). $MOSH_HERD_DIR/engines.json overrides it per engine (fields
+// prompt marker and prompt-box shape (promptBox), screen rules, the hook
+// spec (event → state, payload → blocked sub-kind in hooks.kinds, the final
+// message's payload keys in hooks.finalMessage), the interrupt keys and grace
+// (interrupt), the version the entry was verified against (verifiedVersion,
+// minVersion) and the prompt grace (see Fusion); the top-level inferKind
+// patterns name a blocked screen's sub-kind when its rule does not. No engine
+// is named in code: adding one is adding an entry (Gemini CLI's and aider's
+// are entries only). $MOSH_HERD_DIR/engines.json overrides it per engine (fields
 // replace, rules add), and
 // $MOSH_HERD_DIR/rules.json adds patterns in moshcode's format
 // { "<engine>|common": { "blocked": ["regex"], "working": […], "done": […],

@@ -77,9 +77,90 @@ type Engine struct {
 	// DefaultMenuWaitMs): the hook fires before the engine draws its menu
 	// (Claude ~0.5 s, Codex ~1 s), and a key sent before is lost.
 	MenuWaitMs int `json:"menuWaitMs,omitempty"`
+	// VerifiedVersion is the engine version the entry's rules and hooks were
+	// checked against (conformance/engines/install.sh pins, facts/engines.md);
+	// "" = from the engine's documentation only, never run.
+	VerifiedVersion string `json:"verifiedVersion,omitempty"`
+	// MinVersion is the oldest engine version the entry is known to work with
+	// (`herd doctor` warns below it); "" = no floor known.
+	MinVersion string `json:"minVersion,omitempty"`
+	// Interrupt is how a turn is stopped without killing the engine (A2A
+	// tasks/cancel): Keys first, then — only if the member still reads busy
+	// after GraceMs — ThenKeys. nil = DefaultInterrupt.
+	Interrupt *Interrupt `json:"interrupt,omitempty"`
+	// PromptBox is the shape of the box drawn around the input line (nil =
+	// DefaultPromptBox).
+	PromptBox *PromptBox `json:"promptBox,omitempty"`
 
 	compiled []*compiledRule
 	prompt   *regexpT
+}
+
+// Interrupt is an engine's way to stop a turn: send-keys names.
+type Interrupt struct {
+	Keys     []string `json:"keys"`
+	ThenKeys []string `json:"thenKeys,omitempty"`
+	GraceMs  int      `json:"graceMs,omitempty"`
+}
+
+// DefaultInterrupt: Escape, then Ctrl-C after 1.5 s if the member still reads
+// busy (Ctrl-C at an idle prompt quits most engines, so never first).
+var DefaultInterrupt = Interrupt{Keys: []string{"Escape"}, ThenKeys: []string{"C-c"}, GraceMs: 1500}
+
+// InterruptKeys returns the engine's interrupt (e may be nil: DefaultInterrupt).
+func (e *Engine) InterruptKeys() Interrupt {
+	if e == nil || e.Interrupt == nil || len(e.Interrupt.Keys) == 0 {
+		return DefaultInterrupt
+	}
+	in := *e.Interrupt
+	if in.GraceMs <= 0 {
+		in.GraceMs = DefaultInterrupt.GraceMs
+	}
+	return in
+}
+
+// PromptBox is where the prompt_box region ends: the nearest horizontal rule
+// at most RuleAbove lines above the prompt line and at most RuleBelow lines
+// below it (Claude draws ──── above and below its input); a rule is a line of
+// at least MinRuleWidth box-drawing horizontals.
+type PromptBox struct {
+	RuleAbove    int `json:"ruleAbove,omitempty"`
+	RuleBelow    int `json:"ruleBelow,omitempty"`
+	MinRuleWidth int `json:"minRuleWidth,omitempty"`
+}
+
+// DefaultPromptBox is the box shape of an entry without promptBox.
+var DefaultPromptBox = PromptBox{RuleAbove: 3, RuleBelow: 12, MinRuleWidth: 20}
+
+func (e *Engine) promptBox() PromptBox {
+	b := DefaultPromptBox
+	if e == nil || e.PromptBox == nil {
+		return b
+	}
+	if e.PromptBox.RuleAbove > 0 {
+		b.RuleAbove = e.PromptBox.RuleAbove
+	}
+	if e.PromptBox.RuleBelow > 0 {
+		b.RuleBelow = e.PromptBox.RuleBelow
+	}
+	if e.PromptBox.MinRuleWidth > 0 {
+		b.MinRuleWidth = e.PromptBox.MinRuleWidth
+	}
+	return b
+}
+
+// Where a screen rule came from (Reading.Source, Fused.RuleSource).
+const (
+	SourceEmbedded    = "embedded"     // the engines.json built into mosh
+	SourceEnginesJSON = "engines.json" // the herd directory's engines.json
+	SourceRulesJSON   = "rules.json"   // the herd directory's rules.json
+)
+
+func (r Rule) sourceOrEmbedded() string {
+	if r.source == "" {
+		return SourceEmbedded
+	}
+	return r.source
 }
 
 // Defaults of the engines table's timing fields.
@@ -139,6 +220,32 @@ type HookSpec struct {
 	Events []HookEvent `json:"events"`
 	// Note is shown by `hooks status` (e.g. Codex's trust step).
 	Note string `json:"note,omitempty"`
+	// Kinds name the blocked sub-kind a payload carries (Claude's
+	// AskUserQuestion tool is a question): the first entry whose non-empty
+	// fields all equal the payload's wins. A blocked report that names no
+	// sub-kind, and whose event mapping names none either, takes it from
+	// here (the member's engine's spec first, then every other engine's).
+	Kinds []HookKind `json:"kinds,omitempty"`
+	// FinalMessage are the payload keys holding the engine's final answer
+	// (Claude's Stop last_assistant_message), first non-empty wins; the
+	// ledger makes it the task's artifact.
+	FinalMessage []string `json:"finalMessage,omitempty"`
+}
+
+// HookKind maps a payload to a blocked sub-kind.
+type HookKind struct {
+	Event        string `json:"event,omitempty"`
+	Tool         string `json:"tool,omitempty"`
+	Notification string `json:"notification,omitempty"`
+	Kind         Kind   `json:"kind"`
+}
+
+func (k HookKind) matches(ev hookEvent) bool {
+	if k.Event == "" && k.Tool == "" && k.Notification == "" {
+		return false
+	}
+	return (k.Event == "" || k.Event == ev.Event) && (k.Tool == "" || k.Tool == ev.ToolName) &&
+		(k.Notification == "" || k.Notification == ev.NotificationType)
 }
 
 // HookEvent maps one engine event to a state.
@@ -322,6 +429,9 @@ func (t *Table) mergeUserEngines(path string) {
 				Fix: "fix the entry's field types; the embedded entry is used meanwhile"})
 			continue
 		}
+		for i := range e.Rules {
+			e.Rules[i].source = SourceEnginesJSON
+		}
 		if old, ok := t.engines[probe.Name]; ok {
 			e.Rules = append(append([]Rule(nil), old.Rules...), e.Rules...)
 		}
@@ -408,7 +518,7 @@ func (e *Engine) InputLeftover(snap screen.Snapshot) bool {
 	if e == nil || e.prompt == nil {
 		return false
 	}
-	l := newLayout(snap, e.prompt)
+	l := newLayout(snap, e.prompt, e.promptBox())
 	p := l.lastPromptLine(len(l.lines) - 1)
 	if p < 0 {
 		return false
@@ -420,4 +530,63 @@ func (e *Engine) InputLeftover(snap screen.Snapshot) bool {
 	}
 	rest := strings.Trim(line[loc[1]:], " │|")
 	return strings.TrimSpace(rest) != ""
+}
+
+// hookSpecs lists the hook specs to read a payload with: e's first, then
+// every other engine's by name (a member running an engine under a wrapper
+// still reports with that engine's payload).
+func (t *Table) hookSpecs(e *Engine) []*HookSpec {
+	var out []*HookSpec
+	if e != nil && e.Hooks != nil {
+		out = append(out, e.Hooks)
+	}
+	for _, name := range t.Names() {
+		if o := t.engines[name]; o != e && o.Hooks != nil {
+			out = append(out, o.Hooks)
+		}
+	}
+	return out
+}
+
+// payloadKind is the blocked sub-kind a hook payload names (the hook specs'
+// kinds); NoKind if none does.
+func (t *Table) payloadKind(e *Engine, ev hookEvent) Kind {
+	for _, s := range t.hookSpecs(e) {
+		for _, k := range s.Kinds {
+			if k.matches(ev) {
+				return k.Kind
+			}
+		}
+	}
+	return NoKind
+}
+
+// FinalMessage extracts the engine's own final message from a hook payload
+// through the hook specs' finalMessage keys (engine's first, then every
+// other engine's): Claude's and Codex's Stop last_assistant_message, Codex
+// notify's last-assistant-message, Gemini's AfterAgent prompt_response. ""
+// when the payload carries none.
+func (t *Table) FinalMessage(engine string, payload []byte) string {
+	if len(payload) == 0 {
+		return ""
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(payload, &fields) != nil {
+		return ""
+	}
+	e, _ := t.Lookup(engine)
+	seen := map[string]bool{}
+	for _, s := range t.hookSpecs(e) {
+		for _, key := range s.FinalMessage {
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			var v string
+			if raw, ok := fields[key]; ok && json.Unmarshal(raw, &v) == nil && strings.TrimSpace(v) != "" {
+				return v
+			}
+		}
+	}
+	return ""
 }

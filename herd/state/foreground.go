@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/mosh-dev/mosh/herd/vocab"
 )
 
 // Foreground is what the terminal's foreground process is doing, as the
@@ -26,8 +28,8 @@ type Foreground struct {
 
 // Rule ids of readings taken from the foreground process.
 const (
-	RuleTTYReading = "tty.reading"
-	RuleTTYRunning = "tty.running"
+	RuleTTYReading = vocab.ReasonTTYReading
+	RuleTTYRunning = vocab.ReasonTTYRunning
 )
 
 // RegionForeground is the Region of a foreground-process reading.

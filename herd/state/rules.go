@@ -20,6 +20,8 @@ type regexpT = regexp.Regexp
 // $ match at line ends); write (?i) for case-insensitive. Among matching
 // rules the highest Priority wins, except between marker rules (Latest).
 type Rule struct {
+	// source is where the rule came from (SourceEmbedded when empty).
+	source   string
 	ID       string `json:"id"`
 	State    State  `json:"state"`
 	Kind     Kind   `json:"kind,omitempty"`
@@ -324,7 +326,7 @@ func (t *Table) loadRules(path string) {
 				base = userCommonPriority
 			}
 			for i, p := range pats {
-				r := Rule{ID: fmt.Sprintf("rules.json:%s.%s[%d]", key, g, i), State: st, Kind: kind,
+				r := Rule{ID: fmt.Sprintf("rules.json:%s.%s[%d]", key, g, i), State: st, Kind: kind, source: SourceRulesJSON,
 					Priority: base + userStateRank[st], Region: userRegion, Any: []string{"(?i)" + p}}
 				cr, err := compileRule(r)
 				if err != nil {

@@ -1,21 +1,19 @@
 package state
 
-import (
-	"fmt"
-	"strings"
-)
+import "github.com/mosh-dev/mosh/herd/vocab"
 
-// State is what a member is doing, as the herd reports it.
+// State is what a member is doing, as the herd reports it. The names are
+// herd/vocab's, the one vocabulary every wire uses.
 type State string
 
 // The states. Gone is not a reading: it is the absence of a member.
 const (
-	Working State = "working"
-	Blocked State = "blocked"
-	Done    State = "done"
-	Idle    State = "idle"
-	Unknown State = "unknown"
-	Gone    State = "gone"
+	Working State = vocab.Working
+	Blocked State = vocab.Blocked
+	Done    State = vocab.Done
+	Idle    State = vocab.Idle
+	Unknown State = vocab.Unknown
+	Gone    State = vocab.Gone
 )
 
 // Kind says what a blocked member waits for. Empty unless State is Blocked.
@@ -24,9 +22,9 @@ type Kind string
 // The blocked sub-kinds.
 const (
 	NoKind     Kind = ""
-	Permission Kind = "permission"
-	Question   Kind = "question"
-	Menu       Kind = "menu"
+	Permission Kind = vocab.Permission
+	Question   Kind = vocab.Question
+	Menu       Kind = vocab.Menu
 )
 
 // Authority says which source decided a state.
@@ -35,10 +33,10 @@ type Authority string
 // The authorities, strongest first: the process exit is final; a live hook
 // report beats the screen; remote is a claim relayed from another herd.
 const (
-	Runtime     Authority = "runtime"
-	Hook        Authority = "hook"
-	ScreenAuth  Authority = "screen"
-	Remote      Authority = "remote"
+	Runtime     Authority = vocab.AuthorityRuntime
+	Hook        Authority = vocab.AuthorityHook
+	ScreenAuth  Authority = vocab.AuthorityScreen
+	Remote      Authority = vocab.AuthorityRemote
 	NoAuthority Authority = ""
 )
 
@@ -72,30 +70,12 @@ func (k Kind) Valid() bool {
 }
 
 // ParseState parses "state" or "blocked:kind" as the CLI and rules.json write
-// it. A kind is accepted only on blocked.
+// it (vocab.Parse: case-insensitive, the one parser). A kind is accepted only
+// on blocked.
 func ParseState(s string) (State, Kind, error) {
-	name, kind, hasKind := strings.Cut(strings.TrimSpace(s), ":")
-	st := State(strings.ToLower(name))
-	if !st.Valid() {
-		return "", "", fmt.Errorf("unknown state %q: use one of working, blocked[:permission|question|menu], done, idle, unknown", s)
-	}
-	if !hasKind {
-		return st, NoKind, nil
-	}
-	k := Kind(strings.ToLower(kind))
-	if st != Blocked {
-		return "", "", fmt.Errorf("state %q cannot carry a sub-kind: only blocked takes one (blocked:permission, blocked:question, blocked:menu)", s)
-	}
-	if k == NoKind || !k.Valid() {
-		return "", "", fmt.Errorf("unknown blocked sub-kind %q: use permission, question or menu", kind)
-	}
-	return st, k, nil
+	st, k, err := vocab.Parse(s)
+	return State(st), Kind(k), err
 }
 
 // Format renders a state with its kind ("blocked:permission", "idle").
-func Format(s State, k Kind) string {
-	if s == Blocked && k != NoKind {
-		return string(s) + ":" + string(k)
-	}
-	return string(s)
-}
+func Format(s State, k Kind) string { return vocab.Format(string(s), string(k)) }

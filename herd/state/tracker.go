@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mosh-dev/mosh/herd/screen"
+	"github.com/mosh-dev/mosh/herd/vocab"
 )
 
 // MaxHookTTL caps how long a hook report stays authoritative.
@@ -94,7 +95,27 @@ type Fused struct {
 	ExitCode *int `json:"exitCode,omitempty"`
 	// Reason explains the decision in one sentence, for `herd explain`.
 	Reason string `json:"reason"`
+	// ReasonCode is Reason as a stable enum (the Reason* constants), for
+	// scripts; Reason's wording may change, the codes do not.
+	ReasonCode string `json:"reasonCode"`
+	// RuleSource is where the deciding screen rule came from ("embedded",
+	// "engines.json", "rules.json"); "" when no screen rule decided.
+	RuleSource string `json:"ruleSource,omitempty"`
 }
+
+// Reason codes: what decided a member's state (Fused.ReasonCode, `herd
+// explain --json` reasonCode), herd/vocab's; documented in herd/PROTOCOL.md.
+const (
+	ReasonScreenUnread = vocab.ReasonScreenUnread
+	ReasonScreenNone   = vocab.ReasonScreenNone
+	ReasonScreenRule   = vocab.ReasonScreenRule
+	ReasonTTYReading   = vocab.ReasonTTYReading
+	ReasonTTYRunning   = vocab.ReasonTTYRunning
+	ReasonHookReport   = vocab.ReasonHookReport
+	ReasonPromptClaim  = vocab.ReasonPromptClaim
+	ReasonRuntimeExit  = vocab.ReasonRuntimeExit
+	ReasonRemoteClaim  = vocab.ReasonRemoteClaim
+)
 
 // Tracker fuses the screen and hook reports of one member. Its methods are
 // safe for concurrent use. onChange is called, in order and never twice at
@@ -162,7 +183,8 @@ func (t *Table) NewTracker(engine string, onChange func(Fused)) *Tracker {
 	if e != nil && e.PromptGraceMs > 0 {
 		tr.promptGrace = min(time.Duration(e.PromptGraceMs)*time.Millisecond, PromptClaimCap)
 	}
-	tr.cur = Fused{State: Unknown, Authority: ScreenAuth, Since: tr.now(), Reason: "nothing read from the screen yet"}
+	tr.cur = Fused{State: Unknown, Authority: ScreenAuth, Since: tr.now(), Reason: "nothing read from the screen yet",
+		ReasonCode: ReasonScreenUnread}
 	return tr
 }
 
@@ -293,7 +315,7 @@ func (tr *Tracker) Report(r HookReport) (Fused, error) {
 		return tr.Current(), fmt.Errorf("cannot report %s: only blocked takes a sub-kind (permission, question, menu)", Format(st, kind))
 	}
 	if st == Blocked && kind == NoKind {
-		kind = ev.kind()
+		kind = tr.table.payloadKind(tr.engine, ev)
 		if kind == NoKind && mapped == Blocked {
 			kind = mappedKind
 		}
@@ -573,15 +595,15 @@ func (tr *Tracker) fuseLocked(now time.Time) {
 	var st State
 	var kind Kind
 	var auth Authority
-	var reason string
+	var reason, code, source string
 	h, rd := tr.hook, tr.screen
 	switch {
 	case tr.exit != nil:
-		st, auth = Done, Runtime
+		st, auth, code = Done, Runtime, ReasonRuntimeExit
 		reason = fmt.Sprintf("the process exited with code %d", *tr.exit)
 	case tr.prompt != nil && tr.prompt.Live:
 		p := tr.prompt
-		st, auth = Working, Runtime
+		st, auth, code = Working, Runtime, ReasonPromptClaim
 		if grace := tr.promptGraceLocked(); now.Sub(p.At) < grace {
 			reason = fmt.Sprintf("a prompt was typed %s ago: working until the screen shows the engine took the turn, a hook reports, or %s pass",
 				roundDur(now.Sub(p.At)), grace)
@@ -593,7 +615,7 @@ func (tr *Tracker) fuseLocked(now time.Time) {
 			reason += fmt.Sprintf("; the screen reads %s (%s)", Format(rd.State, rd.Kind), rd.Rule)
 		}
 	case tr.hookLiveLocked(now):
-		st, kind, auth = h.State, h.Kind, Hook
+		st, kind, auth, code = h.State, h.Kind, Hook, ReasonHookReport
 		if st == Blocked && kind == NoKind && rd != nil && rd.State == Blocked {
 			kind = rd.Kind
 		}
@@ -605,20 +627,24 @@ func (tr *Tracker) fuseLocked(now time.Time) {
 		}
 	default:
 		if rd == nil {
-			st, auth = Unknown, ScreenAuth
+			st, auth, code = Unknown, ScreenAuth, ReasonScreenUnread
 			reason = "nothing read from the screen yet"
 		} else {
 			st, kind, auth = rd.State, rd.Kind, ScreenAuth
 			switch {
 			case rd.Rule == "":
+				code = ReasonScreenNone
 				reason = "no screen rule matched"
 			case rd.Rule == RuleTTYReading:
+				code = ReasonTTYReading
 				reason = fmt.Sprintf("no screen rule matched; the terminal's foreground process %s with the screen at rest (%s): idle",
 					rd.Evidence, rd.Rule)
 			case rd.Rule == RuleTTYRunning:
+				code = ReasonTTYRunning
 				reason = fmt.Sprintf("no screen rule matched; the terminal's foreground process %s (%s): working",
 					rd.Evidence, rd.Rule)
 			default:
+				code, source = ReasonScreenRule, rd.Source
 				reason = fmt.Sprintf("screen rule %s matched in %s: %q", rd.Rule, rd.Region, rd.Evidence)
 			}
 		}
@@ -635,7 +661,7 @@ func (tr *Tracker) fuseLocked(now time.Time) {
 			}
 		}
 	}
-	tr.cur.Reason = reason
+	tr.cur.Reason, tr.cur.ReasonCode, tr.cur.RuleSource = reason, code, source
 	if st == tr.cur.State && kind == tr.cur.Kind && auth == tr.cur.Authority {
 		return
 	}
@@ -701,18 +727,6 @@ func parsePayload(p json.RawMessage) hookEvent {
 		_ = json.Unmarshal(p, &ev)
 	}
 	return ev
-}
-
-// kind derives a blocked sub-kind from the payload: Claude's AskUserQuestion
-// and elicitation dialogs are questions, other tools ask permission.
-func (ev hookEvent) kind() Kind {
-	switch {
-	case ev.ToolName == "AskUserQuestion", ev.NotificationType == "elicitation_dialog":
-		return Question
-	case ev.Event == "PermissionRequest", ev.NotificationType == "permission_prompt":
-		return Permission
-	}
-	return NoKind
 }
 
 // mapEvent maps a payload's event through the member's engine hook spec.
