@@ -305,15 +305,18 @@ func runAIEngine(ctx context.Context, spec aiSpec) (string, error) {
 	}
 	r := res.(shResult)
 	e := spec.engine
-	if !r.OK {
-		msg := strings.TrimSpace(r.Stderr)
-		if msg == "" {
-			msg = strings.TrimSpace(r.Stdout)
+	if e.HeadlessResult != "" && e.HeadlessError != "" {
+		// A JSON result that says it failed is the clearest message, whatever the exit code.
+		if obj := lastJSONObject(r.Stdout); obj != "" && gjson.Get(obj, e.HeadlessError).Bool() {
+			return "", fmt.Errorf("%s reported an error (exit code %d): %s", e.Name, r.Code, tail(gjson.Get(obj, e.HeadlessResult).String(), 500))
 		}
-		if e.HeadlessResult != "" {
-			if g := gjson.Get(lastJSONObject(r.Stdout), e.HeadlessResult); g.Exists() && g.String() != "" {
-				msg = g.String()
-			}
+	}
+	if !r.OK {
+		// The engine's last words: the last line it wrote on stderr (Codex and pi print a banner
+		// and progress there first), else on stdout.
+		msg := lastLine(r.Stderr)
+		if msg == "" {
+			msg = lastLine(r.Stdout)
 		}
 		return "", fmt.Errorf("%s exited with code %d: %s", e.Name, r.Code, tail(msg, 500))
 	}
@@ -323,9 +326,6 @@ func runAIEngine(ctx context.Context, spec aiSpec) (string, error) {
 	obj := lastJSONObject(r.Stdout)
 	if obj == "" {
 		return "", fmt.Errorf("%s printed no JSON result (headlessArgs %s): %q", e.Name, strings.Join(e.HeadlessArgs, " "), tail(r.Stdout, 300))
-	}
-	if e.HeadlessError != "" && gjson.Get(obj, e.HeadlessError).Bool() {
-		return "", fmt.Errorf("%s reported an error: %s", e.Name, tail(gjson.Get(obj, e.HeadlessResult).String(), 500))
 	}
 	g := gjson.Get(obj, e.HeadlessResult)
 	if !g.Exists() {
@@ -407,6 +407,17 @@ func jsonNumbers(v any) any {
 		}
 	}
 	return v
+}
+
+// lastLine is the last non-empty line of s.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" {
+			return l
+		}
+	}
+	return ""
 }
 
 func tail(s string, n int) string {

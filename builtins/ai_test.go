@@ -220,7 +220,7 @@ try { await ai("please iserror") } catch (e) { console.log(e.message) }
 try { await ai("please fail", {engine: "codex"}) } catch (e) { console.log(e.message) }
 `, Config{Env: aiEnv(t, bin)})
 	expectOut(t, r, "ai: claude exited with code 3: boom: the engine failed\n"+
-		"ai: claude reported an error: API Error: 401 invalid key\n"+
+		"ai: claude reported an error (exit code 0): API Error: 401 invalid key\n"+
 		"ai: codex exited with code 3: boom: the engine failed\n")
 }
 
