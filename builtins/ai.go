@@ -135,7 +135,7 @@ func bindAI(c *Call) (Action, error) {
 			would = "would fail: " + spec.findErr.Error()
 		}
 	default:
-		table := state.Load(herdDirOf(env))
+		table := aiEngineTable(herdDirOf(env))
 		var e *state.Engine
 		var bin string
 		e, bin, spec.findErr = findAIEngine(table, engineName, env, cwd)
@@ -186,6 +186,35 @@ func aiConcurrency(env map[string]string) int {
 		return n
 	}
 	return aiDefaultConcurrency
+}
+
+// aiTables caches the engines table per herd directory, reloaded when its engines.json
+// changes: compiling the table's screen rules costs more than a headless engine's start.
+var aiTables = struct {
+	sync.Mutex
+	byDir map[string]aiTable
+}{byDir: map[string]aiTable{}}
+
+type aiTable struct {
+	stamp string
+	table *state.Table
+}
+
+func aiEngineTable(herdDir string) *state.Table {
+	stamp := "none"
+	if herdDir != "" {
+		if fi, err := os.Stat(filepath.Join(herdDir, "engines.json")); err == nil {
+			stamp = fmt.Sprintf("%d/%d", fi.ModTime().UnixNano(), fi.Size())
+		}
+	}
+	aiTables.Lock()
+	defer aiTables.Unlock()
+	if c, ok := aiTables.byDir[herdDir]; ok && c.stamp == stamp {
+		return c.table
+	}
+	t := state.Load(herdDir)
+	aiTables.byDir[herdDir] = aiTable{stamp: stamp, table: t}
+	return t
 }
 
 // findAIEngine resolves the named engine (or picks the first installed one) and its binary.
