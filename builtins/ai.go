@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/dop251/goja"
 	"github.com/tidwall/gjson"
 
@@ -439,8 +440,9 @@ func jsonNumbers(v any) any {
 }
 
 // lastLine is the last non-empty line of s.
+// Colour and cursor sequences are dropped (OpenCode colours its "Error:" even off a terminal).
 func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
+	lines := strings.Split(strings.TrimSpace(ansi.Strip(s)), "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
 		if l := strings.TrimSpace(lines[i]); l != "" {
 			return l

@@ -47,11 +47,12 @@ iserr=false
 case "$word" in
 block)
   sleep 600 &
-  echo $! > "$AI_PIDFILE"
+  echo $! > "$AI_PIDFILE.tmp" && mv "$AI_PIDFILE.tmp" "$AI_PIDFILE"
   while [ ! -e "$AI_GOFILE" ]; do sleep 0.01; done
   ans="released" ;;
 fail)
-  echo "boom: the engine failed" >&2
+  echo "progress line" >&2
+  printf '\033[91mboom: the engine failed\033[0m\n\n' >&2
   exit 3 ;;
 iserror)
   sub=error_during_execution; iserr=true; ans="API Error: 401 invalid key" ;;

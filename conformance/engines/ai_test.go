@@ -22,13 +22,15 @@ var aiHeadless = map[string]string{
 	"claude": "ai: claude reported an error (exit code 1): API Error: 400 " + fakeapi.ErrorMessage,
 	"codex":  "ai: codex exited with code 1: ERROR: ",
 	"pi":     "ai: pi exited with code 1: 400 " + fakeapi.ErrorMessage,
+	// OpenCode colours its "Error:" even off a terminal; ai() drops the escapes.
+	"opencode": "ai: opencode exited with code 1: Error: " + fakeapi.ErrorMessage,
 }
 
 // TestAIHeadless runs a script's ai() through the REAL headless modes (claude -p --output-format
-// json, codex exec, pi -p) against the fake model API, configured offline as TestEngines
+// json, codex exec, opencode run, pi -p) against the fake model API, configured offline as TestEngines
 // configures each engine: the answer is the model's text (not the engine's JSON or banner), an
 // API error rejects naming the engine, and a timeout rejects and leaves no engine process behind.
-// It runs for the engines MOSH_ENGINES names among claude, codex and pi.
+// It runs for the engines MOSH_ENGINES names among claude, codex, opencode and pi.
 func TestAIHeadless(t *testing.T) {
 	spec := strings.TrimSpace(os.Getenv("MOSH_ENGINES"))
 	if spec == "" {
@@ -41,7 +43,7 @@ func TestAIHeadless(t *testing.T) {
 		}
 	}
 	if len(engines) == 0 {
-		t.Skipf("MOSH_ENGINES=%s names no engine with a headless test (claude, codex, pi)", spec)
+		t.Skipf("MOSH_ENGINES=%s names no engine with a headless test (claude, codex, opencode, pi)", spec)
 	}
 	cache := CacheDir()
 	mosh := os.Getenv("MOSH_ENGINES_MOSH")
