@@ -417,3 +417,16 @@ func TestAIMisuse(t *testing.T) {
 		}
 	}
 }
+
+// `mosh commands` and `mosh help ai` read the registry.
+func TestAIIsListed(t *testing.T) {
+	for _, info := range List() {
+		if info.Name == "ai" {
+			if info.Usage != aiUsage || !info.Async || !info.SideEffect || info.Read || !strings.Contains(info.Detail, "MOSH_AI_PROVIDER") {
+				t.Fatalf("%+v", info)
+			}
+			return
+		}
+	}
+	t.Fatal("ai is not in the registry's list")
+}
