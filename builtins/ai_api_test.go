@@ -1,6 +1,8 @@
 package builtins
 
 import (
+	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -141,4 +143,37 @@ func TestAIAPIDryRunRedactsTheKey(t *testing.T) {
 	if len(fake.Requests()) != 0 {
 		t.Fatal("a dry run called the API")
 	}
+}
+
+// A model API that does not answer: the timeout rejects (exit 2 if uncaught) and the request is
+// abandoned; Ctrl-C ends it too.
+func TestAIAPITimeoutAndInterrupt(t *testing.T) {
+	arrived := make(chan struct{}, 4)
+	gone := make(chan struct{}, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The server notices a closed connection only once the body is read.
+		_, _ = io.Copy(io.Discard, r.Body)
+		arrived <- struct{}{}
+		<-r.Context().Done()
+		gone <- struct{}{}
+	}))
+	defer srv.Close()
+	env := aiEnv(t, t.TempDir(), "MOSH_AI_PROVIDER=openai", "OPENAI_BASE_URL="+srv.URL+"/v1", "OPENAI_API_KEY="+aiTestKey, "MOSH_AI_MODEL=m")
+	r := run(t, `await ai("x", {timeout: "300ms"})`, Config{Env: env})
+	if exitcode.Of(r.err) != exitcode.Timeout || !strings.Contains(r.err.Error(), "ai: openai API did not answer within 300ms") {
+		t.Fatalf("exit %d: %v", exitcode.Of(r.err), r.err)
+	}
+	<-gone
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan result, 1)
+	go func() { done <- runCtx(t, ctx, `await ai("x")`, Config{Env: env}, 0) }()
+	<-arrived
+	<-arrived
+	cancel()
+	r = <-done
+	if exitcode.Of(r.err) != exitcode.Interrupted {
+		t.Fatalf("exit %d: %v", exitcode.Of(r.err), r.err)
+	}
+	<-gone
 }
