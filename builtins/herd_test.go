@@ -142,6 +142,7 @@ func TestDryRunKeepsEveryVerbsReturnType(t *testing.T) {
 		"herdRemoteAdd":    `herdRemoteAdd("far", "http://127.0.0.1:9/")`,
 		"herdRemoteRemove": `herdRemoteRemove("far")`,
 		"gradient":         `gradient("--version")`,
+		"ai":               `ai("hello")`,
 	}
 	var src strings.Builder
 	src.WriteString("const dir = " + strconv.Quote(t.TempDir()) + "\nconst out = []\n")

@@ -855,6 +855,7 @@ func Doctor(ctx context.Context, opts ConnectOptions) (*DoctorResult, error) {
 		}
 		r.Checks = append(r.Checks, localChecks(home)...)
 		r.Checks = append(r.Checks, stateEngines{state.Load(HerdDir(home))}.Doctor()...)
+		r.Checks = append(r.Checks, headlessCheck(state.Load(HerdDir(home)), os.Environ(), filepath.Join(home, "bin")))
 		r.finish()
 		return r, nil
 	}

@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/mosh-dev/mosh/herd/state"
 )
 
 // localChecks are the doctor checks that need no daemon: the directories exist, are ours,
@@ -148,8 +151,35 @@ func (d *daemon) doctor() *DoctorResult {
 			Fix: "mosh herd remote ping NAME  ·  mosh herd remote remove NAME"})
 	}
 	r.Checks = append(r.Checks, d.engines.Doctor()...)
+	r.Checks = append(r.Checks, headlessCheck(state.Default(), os.Environ(), d.toolsDir()))
 	r.finish()
 	return r
+}
+
+// headlessCheck says which engines with a headless mode (ai()) are installed on PATH or in
+// $MOSH_HOME/bin, in the order ai() picks them; a warning when there is none.
+func headlessCheck(t *state.Table, env []string, toolsDir string) DoctorCheck {
+	var found, missing []string
+	for _, e := range t.HeadlessPicks() {
+		hit := ""
+		for _, b := range e.Binaries {
+			if p, err := lookPath(b, "/", env, toolsDir); err == nil {
+				hit = p
+				break
+			}
+		}
+		if hit != "" {
+			found = append(found, e.Name+" ("+hit+")")
+		} else {
+			missing = append(missing, e.Name)
+		}
+	}
+	if len(found) == 0 {
+		return DoctorCheck{Name: "engines", Level: "warn",
+			Detail: fmt.Sprintf("no coding-agent engine found on PATH or in %s (looked for %s)", toolsDir, strings.Join(missing, ", ")),
+			Fix:    "install one (e.g. npm install -g @anthropic-ai/claude-code); ai() can use a model API instead (MOSH_AI_PROVIDER=anthropic|openai)"}
+	}
+	return DoctorCheck{Name: "engines", Level: "ok", Detail: "installed: " + strings.Join(found, ", ") + "; ai() picks the first"}
 }
 
 // socketCheck: the socket is this daemon's, private, and was never removed under it (or says

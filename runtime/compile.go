@@ -103,6 +103,7 @@ func bundle(name, src, dir string) (*compiled, error) {
 		LogLevel:          api.LogLevelSilent,
 		Loader:            map[string]api.Loader{".mosh": api.LoaderJS},
 		ResolveExtensions: []string{".mosh", ".ts", ".js", ".mjs", ".json"},
+		Plugins:           []api.Plugin{modulePlugin},
 	})
 	if len(res.Errors) > 0 {
 		return nil, bundleError(name, res.Errors)

@@ -35,7 +35,16 @@ type Engine struct {
 	// HeadlessArgs run one prompt without a TUI (for ai()); the prompt is
 	// appended after them.
 	HeadlessArgs []string `json:"headlessArgs,omitempty"`
-	ModelFlag    string   `json:"modelFlag,omitempty"`
+	// HeadlessResult, when set, says the headless mode prints one JSON object (or an array of
+	// them, the last one the result) and names the field holding the answer text (Claude Code's
+	// `--output-format json` → "result"). Empty: the answer is stdout as printed.
+	HeadlessResult string `json:"headlessResult,omitempty"`
+	// HeadlessError names the boolean field of that JSON that marks a failed run ("is_error").
+	HeadlessError string `json:"headlessError,omitempty"`
+	// HeadlessRank orders the engines ai() picks from when none is named (1 first); 0: only
+	// when named.
+	HeadlessRank int    `json:"headlessRank,omitempty"`
+	ModelFlag    string `json:"modelFlag,omitempty"`
 	// StripEnv are variables removed from a member's environment (a parent
 	// Claude session's variables confuse a child one).
 	StripEnv []string `json:"stripEnv,omitempty"`
@@ -449,6 +458,24 @@ func (t *Table) Names() []string {
 		out = append(out, n)
 	}
 	sort.Strings(out)
+	return out
+}
+
+// HeadlessPicks lists the engines ai() tries when none is named, in their headlessRank order
+// (engines with headless arguments and a rank only).
+func (t *Table) HeadlessPicks() []*Engine {
+	var out []*Engine
+	for _, e := range t.engines {
+		if e.HeadlessRank > 0 && len(e.HeadlessArgs) > 0 {
+			out = append(out, e)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].HeadlessRank != out[j].HeadlessRank {
+			return out[i].HeadlessRank < out[j].HeadlessRank
+		}
+		return out[i].Name < out[j].Name
+	})
 	return out
 }
 

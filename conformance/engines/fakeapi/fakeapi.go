@@ -105,6 +105,10 @@ type Options struct {
 	Log io.Writer
 	// DumpDir, when set, receives every request body as NNNN-<api>.json (for debugging).
 	DumpDir string
+	// AnswerSideRequests: a request that offers no tools is answered by its prompt's trigger
+	// word like any other (a tool call becomes a text saying no tool was offered), not with
+	// SideText. ai()'s model-API path sends one question without tools.
+	AnswerSideRequests bool
 }
 
 // Entry records one request, for debugging and for tests that wait on the engine's traffic.
@@ -271,7 +275,7 @@ type turn struct {
 func (t turn) text() string { return strings.Join(t.chunks, "") }
 
 func (s *Server) plan(c conversation) turn {
-	if len(c.tools) == 0 {
+	if len(c.tools) == 0 && !s.opts.AnswerSideRequests {
 		return turn{kind: KindSide, chunks: []string{SideText}}
 	}
 	if c.afterToolResult {

@@ -1,0 +1,83 @@
+package builtins
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/mosh-dev/mosh/conformance/engines/fakeapi"
+	"github.com/mosh-dev/mosh/runtime"
+)
+
+// The figures of ai():
+//
+//	go test ./builtins -run '^$' -bench 'BenchmarkAI' -benchtime 200x
+//
+// engine/direct runs an instant stand-in for `claude -p --output-format json PROMPT` with
+// os/exec; engine/ai runs the same command through ai() in a script (b.N awaited calls in one
+// run), so the difference per op is ai()'s overhead (argument reading, engine lookup, the slot,
+// process group, JSON result, promise). api/direct is a bare POST to the fake Anthropic
+// Messages API; api/ai is ai() with MOSH_AI_PROVIDER=anthropic against the same fake.
+
+func benchAIScript(b *testing.B, env map[string]string) {
+	b.Helper()
+	src := `for (let i = 0; i < ` + strconv.Itoa(b.N) + `; i++) { if ((await ai("say fake-plain")) === "") throw new Error("empty") }`
+	var out, errb bytes.Buffer
+	b.ResetTimer()
+	err := runtime.Run(context.Background(), runtime.Script{Name: "bench.mosh", Source: []byte(src)}, runtime.Options{
+		Stdout: &out, Stderr: &errb, Env: env,
+		Install: func(vu runtime.VU) error { return Install(vu, Config{Env: env}) },
+	})
+	b.StopTimer()
+	if err != nil {
+		b.Fatalf("%v: %s", err, errb.String())
+	}
+}
+
+func BenchmarkAI(b *testing.B) {
+	bin := b.TempDir()
+	claude := filepath.Join(bin, "claude")
+	if err := os.WriteFile(claude, []byte("#!/bin/sh\nprintf '{\"type\":\"result\",\"is_error\":false,\"result\":\"ok\"}\\n'\n"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	home := b.TempDir()
+	env := map[string]string{"PATH": bin + ":/usr/bin:/bin", "HOME": home, "MOSH_HOME": filepath.Join(home, "mosh")}
+
+	b.Run("engine/direct", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			cmd := exec.Command(claude, "-p", "--output-format", "json", "say fake-plain")
+			cmd.Env = envList(env)
+			if out, err := cmd.Output(); err != nil || len(out) == 0 {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("engine/ai", func(b *testing.B) { benchAIScript(b, env) })
+
+	srv := httptest.NewServer(fakeapi.New(fakeapi.Options{AnswerSideRequests: true}))
+	defer srv.Close()
+	b.Run("api/direct", func(b *testing.B) {
+		body := []byte(`{"model":"m","max_tokens":4096,"messages":[{"role":"user","content":"say fake-plain"}]}`)
+		for i := 0; i < b.N; i++ {
+			req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/messages", bytes.NewReader(body))
+			req.Header.Set("x-api-key", "k")
+			req.Header.Set("anthropic-version", aiAnthropicVersion)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var buf bytes.Buffer
+			_, _ = buf.ReadFrom(resp.Body)
+			resp.Body.Close()
+		}
+	})
+	apiEnv := map[string]string{"PATH": "/usr/bin:/bin", "HOME": home, "MOSH_AI_PROVIDER": "anthropic",
+		"ANTHROPIC_BASE_URL": srv.URL, "ANTHROPIC_API_KEY": "k", "MOSH_AI_MODEL": "m"}
+	b.Run("api/ai", func(b *testing.B) { benchAIScript(b, apiEnv) })
+}
