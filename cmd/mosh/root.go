@@ -22,19 +22,18 @@ import (
 	"github.com/mosh-dev/mosh/runtime/scriptverb"
 )
 
-// commandFactories add verb families from their own files (cmd/mosh/herd*.go):
-//
-//	func init() {
-//		commandFactories = append(commandFactories, func(gs *globalState) []*cobra.Command {
-//			herd := gs.parentCommand("herd") // shared with `parent: herd` script verbs
-//			herd.AddCommand(waitCmd(gs))
-//			return []*cobra.Command{psCmd(gs)} // top-level commands
-//		})
-//	}
-//
-// A factory only builds commands; it must not touch the network or the disk (it runs on every
-// invocation, `mosh -e 0` included).
-var commandFactories []func(gs *globalState) []*cobra.Command
+// commandFamilies is the whole command tree, in one list: each family, defined in its own file,
+// adds its verbs to a parent (gs.parentCommand("herd"), shared with `parent: herd` script verbs)
+// and returns its top-level commands. Nothing registers itself from an init function
+// (TestCommandTreeIsOneList). A family only builds commands; it must not touch the network or
+// the disk (it runs on every invocation, `mosh -e 0` included).
+var commandFamilies = []func(gs *globalState) []*cobra.Command{
+	herdFamily,   // herd_register.go: mosh herd VERB, ps, attach, wait, kill, restore
+	remoteFamily, // herd_remote.go
+	serveFamily,  // serve.go
+	tasksFamily,  // tasks.go
+	toolsFamily,  // tools.go
+}
 
 // parentSummaries describe the parents that group verbs, used when the parent is created.
 var parentSummaries = map[string]string{
@@ -190,7 +189,7 @@ func newRootCommand(gs *globalState, args []string) *cobra.Command {
 				root.AddCommand(b.build())
 			}
 		}
-		for _, f := range commandFactories {
+		for _, f := range commandFamilies {
 			root.AddCommand(f(gs)...)
 		}
 		gs.mu.Lock()

@@ -20,22 +20,21 @@ import (
 	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
-func init() {
-	commandFactories = append(commandFactories, func(gs *globalState) []*cobra.Command {
-		var out []*cobra.Command
-		if gs.scope.wants("", "install") {
-			out = append(out, installCmd(gs))
+// toolsFamily: `mosh install`, the pass-through tools and `mosh template`.
+func toolsFamily(gs *globalState) []*cobra.Command {
+	var out []*cobra.Command
+	if gs.scope.wants("", "install") {
+		out = append(out, installCmd(gs))
+	}
+	for _, t := range tools.Table {
+		if gs.scope.wants("", t.Name) {
+			out = append(out, passthroughCmd(gs, t))
 		}
-		for _, t := range tools.Table {
-			if gs.scope.wants("", t.Name) {
-				out = append(out, passthroughCmd(gs, t))
-			}
-		}
-		if gs.scope.wants("", "template", "templates") {
-			out = append(out, templateCmd(gs))
-		}
-		return out
-	})
+	}
+	if gs.scope.wants("", "template", "templates") {
+		out = append(out, templateCmd(gs))
+	}
+	return out
 }
 
 // toolRow is one line of `mosh install` (no argument).
