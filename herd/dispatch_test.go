@@ -67,3 +67,71 @@ func TestDispatchTableIsOneLiteral(t *testing.T) {
 		}
 	}
 }
+
+// TestNoMutableGlobals: the daemon and the state engine keep no process-wide state that code
+// assigns at run time (a dead state.SetDefault table; test hooks such as ledgerOpenedHook that
+// tests set on the production daemon): such state lives on an instance, and what tests observe
+// is passed in (serveSeams).
+func TestNoMutableGlobals(t *testing.T) {
+	for _, dir := range []string{".", "state"} {
+		fset := token.NewFileSet()
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var parsed []*ast.File
+		globals := map[string]*ast.ValueSpec{}
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			af, err := parser.ParseFile(fset, f, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			parsed = append(parsed, af)
+			for _, decl := range af.Decls {
+				gd, ok := decl.(*ast.GenDecl)
+				if !ok || gd.Tok != token.VAR {
+					continue
+				}
+				for _, s := range gd.Specs {
+					vs := s.(*ast.ValueSpec)
+					for _, n := range vs.Names {
+						globals[n.Name] = vs
+						if _, isFunc := vs.Type.(*ast.FuncType); isFunc {
+							t.Errorf("%s: package-level func variable %s: a hook tests set on production code; pass it in instead",
+								fset.Position(n.Pos()), n.Name)
+						}
+					}
+				}
+			}
+		}
+		for _, af := range parsed {
+			ast.Inspect(af, func(n ast.Node) bool {
+				fd, ok := n.(*ast.FuncDecl)
+				if !ok || fd.Body == nil {
+					return true
+				}
+				ast.Inspect(fd.Body, func(n ast.Node) bool {
+					as, ok := n.(*ast.AssignStmt)
+					if !ok || as.Tok != token.ASSIGN {
+						return true
+					}
+					for _, l := range as.Lhs {
+						id, ok := l.(*ast.Ident)
+						if !ok || globals[id.Name] == nil {
+							continue
+						}
+						if id.Obj == nil || id.Obj.Decl == globals[id.Name] {
+							t.Errorf("%s: %s assigns the package-level %s: keep run-time state on an instance",
+								fset.Position(id.Pos()), fd.Name.Name, id.Name)
+						}
+					}
+					return true
+				})
+				return false
+			})
+		}
+	}
+}

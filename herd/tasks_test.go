@@ -672,12 +672,12 @@ func TestDiskFullFailsTheVerbNotTheHerd(t *testing.T) {
 	t.Setenv("MOSH_HOME", home)
 	defer os.RemoveAll(home)
 	opened := make(chan *ledger.Store, 1)
-	ledgerOpenedHook = func(s *ledger.Store) { opened <- s }
-	defer func() { ledgerOpenedHook = nil }()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*testTimeout)
 	defer cancel()
 	served := make(chan error, 1)
-	go func() { served <- ServeForeground(ctx, home) }()
+	go func() {
+		served <- serveForeground(ctx, home, serveSeams{ledgerOpened: func(s *ledger.Store) { opened <- s }})
+	}()
 	store := <-opened
 	var c *Client
 	for c == nil {
