@@ -72,6 +72,13 @@ func run(ctx context.Context, o Options) error {
 	signal.Notify(r.sigint, os.Interrupt)
 	defer signal.Stop(r.sigint)
 
+	if r.ed.Interactive() {
+		banner := o.Banner
+		if banner == "" {
+			banner = DefaultBanner
+		}
+		_, _ = fmt.Fprintln(r.stdout, banner)
+	}
 	return r.loop()
 }
 
