@@ -74,6 +74,7 @@ type cli struct {
 	dryRun  bool
 	timeout durationFlag
 	eval    string
+	version bool
 	catalog *scriptverb.Catalog
 	// verbErr is a broken header of the verb the arguments named; reported if nothing else matches.
 	verbErr error
@@ -128,7 +129,7 @@ func scopeOf(inv invocation) buildScope {
 		return buildScope{}
 	case len(inv.words) == 0:
 		return buildScope{all: inv.help}
-	case inv.words[0] == "help" || inv.words[0] == "commands" || inv.help:
+	case inv.words[0] == "help" || inv.words[0] == "commands" || inv.help || wantsWholeTree(inv.words[0]):
 		return buildScope{all: true}
 	case isParentName(inv.words[0]):
 		if len(inv.words) == 1 {
@@ -139,6 +140,12 @@ func scopeOf(inv invocation) buildScope {
 		return buildScope{}
 	}
 	return buildScope{top: inv.words[0]}
+}
+
+// wantsWholeTree: `mosh completion SHELL` describes every command, and cobra's hidden
+// __complete (what the completion scripts run) may complete any of them.
+func wantsWholeTree(word string) bool {
+	return word == "completion" || strings.HasPrefix(word, "__complete")
 }
 
 // newRootCommand builds the command tree for args: only the part the arguments can reach
@@ -175,6 +182,7 @@ func newRootCommand(gs *globalState, args []string) *cobra.Command {
 	pf.BoolVar(&c.dryRun, "dry-run", false, "side-effecting verbs and builtins say what they would do and do nothing")
 	pf.Var(&c.timeout, "timeout", "end the run after DUR (500ms, 2s, 10m, 1h; a bare number is seconds)")
 	root.Flags().StringVarP(&c.eval, "eval", "e", "", "run CODE instead of a file")
+	root.Flags().BoolVar(&c.version, "version", false, "print mosh's version, commit and Go version")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return exitcode.New(exitcode.Usage, "%s (see '%s --help')", flagErrorText(err), cmd.CommandPath())
 	})
@@ -184,7 +192,7 @@ func newRootCommand(gs *globalState, args []string) *cobra.Command {
 		for _, b := range []struct {
 			name  string
 			build func() *cobra.Command
-		}{{"run", c.runCmd}, {"commands", c.commandsCmd}, {"exit-codes", exitCodesTopic}, {"script-headers", scriptHeadersTopic}} {
+		}{{"run", c.runCmd}, {"commands", c.commandsCmd}, {"exit-codes", exitCodesTopic}, {"script-headers", scriptHeadersTopic}, {"completion", completionCmd}} {
 			if scope.wants("", b.name) {
 				root.AddCommand(b.build())
 			}
@@ -210,8 +218,11 @@ func newRootCommand(gs *globalState, args []string) *cobra.Command {
 		} else {
 			root.ResetCommands()
 		}
-	case inv.words[0] == "help" || inv.words[0] == "commands":
+	case inv.words[0] == "help" || inv.words[0] == "commands" || wantsWholeTree(inv.words[0]):
 		c.addAllVerbs(root)
+		if strings.HasPrefix(inv.words[0], "__complete") {
+			addMemberCompletion(root, newHerdCLI(gs))
+		}
 	case isParentName(inv.words[0]):
 		if len(inv.words) == 1 || inv.help {
 			c.addAllVerbs(root)
@@ -287,6 +298,10 @@ func (c *cli) runCmd() *cobra.Command {
 
 func (c *cli) runRoot(cmd *cobra.Command, args []string) error {
 	ctx := cmd.Context()
+	if c.version {
+		_, err := fmt.Fprintln(c.gs.Stdout, readBuildVersion())
+		return err
+	}
 	if cmd.Flags().Changed("eval") {
 		return c.runScript(ctx, runtime.Script{Name: "<eval>", Source: []byte(c.eval)}, args, nil, "")
 	}
@@ -385,6 +400,7 @@ func (c *cli) runREPL(ctx context.Context) error {
 	return repl.Run(ctx, repl.Options{
 		Stdin: c.gs.Stdin, Stdout: c.gs.Stdout, Stderr: c.gs.Stderr,
 		HistoryPath: filepath.Join(home, "repl_history"),
+		Banner:      "mosh " + readBuildVersion().Version + ": moshscript REPL, .help for help, .exit or Ctrl-D to leave",
 		Env:         env, Args: []string{},
 		Install: func(vu runtime.VU) error { return builtins.Install(vu, cfg) },
 	})
