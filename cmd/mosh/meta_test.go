@@ -87,3 +87,23 @@ func TestMemberNamesComplete(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxOnlyWhereScriptsRun: --max (how many times alive reads true) is offered by the commands
+// that run a script (the root, run, script verbs) and by no other verb.
+func TestMaxOnlyWhereScriptsRun(t *testing.T) {
+	s := newSandbox(t)
+	s.addVerb("loop", "// summary: loop\nlet n = 0; while (alive) n++; console.log(n)\n")
+	for _, args := range [][]string{{"--help"}, {"run", "--help"}, {"loop", "--help"}} {
+		if o := s.run("", args...); o.code != 0 || !strings.Contains(o.stdout, "--max") {
+			t.Errorf("mosh %v: exit %d, --max missing:\n%s", args, o.code, o.stdout)
+		}
+	}
+	for _, args := range [][]string{{"herd", "kill", "--help"}, {"ps", "--help"}, {"herd", "tasks", "--help"}, {"commands", "--help"}} {
+		if o := s.run("", args...); o.code != 0 || strings.Contains(o.stdout, "--max") {
+			t.Errorf("mosh %v: exit %d, shows --max:\n%s", args, o.code, o.stdout)
+		}
+	}
+	s.run("", "loop", "--max", "5").expect(t, "loop --max 5", 0, "5\n", "hit --max 5 — stopping (pass --max to go longer)\n")
+	s.run("", "--max", "4", "loop").expect(t, "--max 4 loop", 0, "4\n", "hit --max 4 — stopping (pass --max to go longer)\n")
+	s.run("", "run", "--max", "2", "-").expect(t, "run --max 2 -", 0, "", "")
+}

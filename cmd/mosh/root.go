@@ -178,7 +178,7 @@ func newRootCommand(gs *globalState, args []string) *cobra.Command {
 	}
 	root.Flags().SetInterspersed(false) // everything after FILE belongs to the script
 	pf := root.PersistentFlags()
-	pf.IntVar(&c.max, "max", builtins.DefaultMax, "how many times alive reads true")
+	c.addMaxFlag(root) // only where a script runs: the root, run and script verbs
 	pf.BoolVar(&c.dryRun, "dry-run", false, "side-effecting verbs and builtins say what they would do and do nothing")
 	pf.Var(&c.timeout, "timeout", "end the run after DUR (500ms, 2s, 10m, 1h; a bare number is seconds)")
 	root.Flags().StringVarP(&c.eval, "eval", "e", "", "run CODE instead of a file")
@@ -280,6 +280,14 @@ func scanArgs(args []string) invocation {
 	return inv
 }
 
+// addMaxFlag gives a command that runs a script moshcode's --max: how many times `alive` reads
+// true. Verbs that run no script do not show it.
+func (c *cli) addMaxFlag(cmd *cobra.Command) {
+	if cmd.Flags().Lookup("max") == nil {
+		cmd.Flags().IntVar(&c.max, "max", builtins.DefaultMax, "how many times alive reads true (a script loop's safety cap)")
+	}
+}
+
 func (c *cli) runCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run FILE [args...]",
@@ -293,6 +301,7 @@ func (c *cli) runCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error { return c.runFile(cmd.Context(), args[0], args[1:]) },
 	}
 	cmd.Flags().SetInterspersed(false)
+	c.addMaxFlag(cmd)
 	return cmd
 }
 
