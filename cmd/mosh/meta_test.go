@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
@@ -106,4 +107,38 @@ func TestMaxOnlyWhereScriptsRun(t *testing.T) {
 	s.run("", "loop", "--max", "5").expect(t, "loop --max 5", 0, "5\n", "hit --max 5 — stopping (pass --max to go longer)\n")
 	s.run("", "--max", "4", "loop").expect(t, "--max 4 loop", 0, "4\n", "hit --max 4 — stopping (pass --max to go longer)\n")
 	s.run("", "run", "--max", "2", "-").expect(t, "run --max 2 -", 0, "", "")
+}
+
+// TestJSONOnErrors: a verb run with --json prints JSON on stdout even when it fails: kill its
+// own result shape, the others {"error": {message, exitCode}}; the message is on stderr too.
+func TestJSONOnErrors(t *testing.T) {
+	e := newHerdEnv(t)
+	e.ok("herd", "run", "--name", "api", "--", "/bin/sh")
+	out, errs, code := e.run("kill", "ghost", "--json")
+	var kr struct {
+		Killed  []string `json:"killed"`
+		Missing []string `json:"missing"`
+	}
+	if code != 3 || json.Unmarshal([]byte(out), &kr) != nil || len(kr.Killed) != 0 || len(kr.Missing) != 1 || kr.Missing[0] != "ghost" {
+		t.Errorf("kill ghost --json: exit %d, stdout %q", code, out)
+	}
+	if !strings.Contains(errs, "no member named ghost") {
+		t.Errorf("kill ghost --json: stderr %q", errs)
+	}
+	for _, args := range [][]string{{"herd", "read", "ghost", "--json"}, {"herd", "explain", "ghost", "--json"}, {"herd", "task", "t-999", "--json"}} {
+		out, errs, code := e.run(args...)
+		var er struct {
+			Error struct {
+				Message  string `json:"message"`
+				ExitCode int    `json:"exitCode"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(out), &er); err != nil || er.Error.ExitCode != code || code == 0 || er.Error.Message == "" || !strings.Contains(errs, er.Error.Message) {
+			t.Errorf("mosh %v: exit %d, stdout %q (%v), stderr %q", args, code, out, err, errs)
+		}
+	}
+	// Without --json, stdout stays empty on failure.
+	if out, _, code := e.run("herd", "read", "ghost"); code != 3 || out != "" {
+		t.Errorf("herd read ghost: exit %d, stdout %q", code, out)
+	}
 }

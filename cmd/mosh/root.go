@@ -280,11 +280,16 @@ func scanArgs(args []string) invocation {
 	return inv
 }
 
+// runWideFlag annotates a flag that every script run takes (not the verb's own).
+const runWideFlag = "mosh-run-wide"
+
 // addMaxFlag gives a command that runs a script moshcode's --max: how many times `alive` reads
 // true. Verbs that run no script do not show it.
 func (c *cli) addMaxFlag(cmd *cobra.Command) {
 	if cmd.Flags().Lookup("max") == nil {
 		cmd.Flags().IntVar(&c.max, "max", builtins.DefaultMax, "how many times alive reads true (a script loop's safety cap)")
+		// A run-wide flag, like --timeout: `mosh commands` lists a verb's own (header) flags.
+		_ = cmd.Flags().SetAnnotation("max", runWideFlag, []string{"true"})
 	}
 }
 

@@ -183,7 +183,7 @@ func passthroughCmd(gs *globalState, t *tools.Tool) *cobra.Command {
 // passed on to it as SIGTERM, and mosh exits 130 once it has ended.
 func runPassthrough(ctx context.Context, gs *globalState, bin string, args []string) error {
 	c := exec.Command(bin, args...)
-	c.Stdin, c.Stdout, c.Stderr = gs.Stdin, gs.Stdout, gs.Stderr
+	c.Stdin, c.Stdout, c.Stderr = gs.Stdin, rawStdout(gs.Stdout), gs.Stderr
 	c.Env = gs.Environ()
 	if err := c.Start(); err != nil {
 		return exitcode.New(exitcode.Infra, "cannot run %s: %v (reinstall it: mosh install %s)", bin, err, filepath.Base(bin))
