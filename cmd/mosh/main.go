@@ -83,6 +83,10 @@ func execute(gs *globalState, args []string) (code exitcode.Code) {
 		fmt.Fprintf(gs.Stderr, "mosh: %s\n", strings.TrimRight(err.Error(), "\n"))
 		jsonError(cmd, out, err)
 	}
+	if jerr := applyJQ(out, jqExpr(cmd)); jerr != nil && err == nil {
+		fmt.Fprintf(gs.Stderr, "mosh: %v\n", jerr)
+		return exitcode.Of(jerr)
+	}
 	return exitcode.Of(err)
 }
 

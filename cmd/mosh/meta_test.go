@@ -142,3 +142,32 @@ func TestJSONOnErrors(t *testing.T) {
 		t.Errorf("herd read ghost: exit %d, stdout %q", code, out)
 	}
 }
+
+// TestJQ: every --json verb takes --jq EXPR (a gjson path), which implies --json and filters the
+// output through one helper: strings raw, other values compact JSON; failures are filtered too.
+func TestJQ(t *testing.T) {
+	e := newHerdEnv(t)
+	if got := strings.TrimSpace(e.ok("herd", "run", "--name", "api", "--jq", "name", "--", "/bin/sh")); got != "api" {
+		t.Errorf("herd run --jq name = %q", got)
+	}
+	e.ok("herd", "run", "--name", "web", "--", "/bin/sh")
+	if got := e.ok("ps", "--jq", "#.name"); got != "[\"api\",\"web\"]\n" {
+		t.Errorf("ps --jq #.name = %q", got)
+	}
+	if got := e.ok("ps", "--jq", `#(name=="web").name`); got != "web\n" {
+		t.Errorf("ps --jq query = %q", got)
+	}
+	if out, _, code := e.run("kill", "ghost", "--jq", "missing"); code != 3 || out != "[\"ghost\"]\n" {
+		t.Errorf("kill ghost --jq missing: exit %d, %q", code, out)
+	}
+	if out, _, code := e.run("herd", "read", "ghost", "--jq", "error.exitCode"); code != 3 || out != "3\n" {
+		t.Errorf("read ghost --jq error.exitCode: exit %d, %q", code, out)
+	}
+	if out, errs, code := e.run("ps", "--jq", ""); code != 1 || out != "" || !strings.Contains(errs, "gjson path") {
+		t.Errorf("ps --jq '': exit %d, %q, %q", code, out, errs)
+	}
+	// Only verbs with --json take it.
+	if _, errs, code := e.run("attach", "api", "--jq", "x"); code != 1 || !strings.Contains(errs, "unknown flag: --jq") {
+		t.Errorf("attach --jq: exit %d, %q", code, errs)
+	}
+}

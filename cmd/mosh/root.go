@@ -75,6 +75,7 @@ type cli struct {
 	timeout durationFlag
 	eval    string
 	version bool
+	jq      string // --jq EXPR of the command that runs (jqFlags)
 	catalog *scriptverb.Catalog
 	// verbErr is a broken header of the verb the arguments named; reported if nothing else matches.
 	verbErr error
@@ -186,7 +187,13 @@ func newRootCommand(gs *globalState, args []string) *cobra.Command {
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return exitcode.New(exitcode.Usage, "%s (see '%s --help')", flagErrorText(err), cmd.CommandPath())
 	})
-	root.PersistentPreRunE = checkDryRun
+	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
+		out, _ := gs.Stdout.(*countingWriter)
+		if err := jqImpliesJSON(cmd, out); err != nil {
+			return err
+		}
+		return checkDryRun(cmd, args)
+	}
 	if !scope.none() {
 		root.SetHelpCommand(c.helpCmd())
 		for _, b := range []struct {
@@ -240,6 +247,7 @@ func newRootCommand(gs *globalState, args []string) *cobra.Command {
 		}
 		root.ResetCommands() // a file: its name must not be taken for a command
 	}
+	jqFlags(root, &c.jq)
 	ownArgErrors(root)
 	return root
 }
