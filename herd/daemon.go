@@ -465,8 +465,10 @@ func (d *daemon) memberExited(m *member, code int) {
 	if op := d.taskEventLocked(m, &ev, true); op != nil {
 		d.lw.record(*op)
 	}
+	announceQueued := d.exitQueueLocked(m, code)
 	d.bus.emitLocked(ev)
 	d.bus.mu.Unlock()
+	announceQueued()
 	// The tracker learns of the exit after m.exited is set, so its change callback (refresh)
 	// cannot publish a second, code-less done.
 	m.trk.Exit(code, now)

@@ -312,12 +312,23 @@ func (d *daemon) closeQueued(m *member, ids []string, state, note string) {
 	if len(ids) == 0 || d.tasks == nil {
 		return
 	}
+	d.announceQueuedEnds(m, ids, state)
+	d.postQueuedCloses(m, ids, state, note)
+}
+
+// announceQueuedEnds publishes the end of queued tasks.
+func (d *daemon) announceQueuedEnds(m *member, ids []string, state string) {
 	now := time.Now()
 	d.bus.mu.Lock()
 	for _, id := range ids {
 		d.bus.emitLocked(Event{Type: eventTaskEnd, Name: m.name, State: m.reading.State, Task: id, TaskEnded: true, TaskState: state, AtMs: now.UnixMilli()})
 	}
 	d.bus.mu.Unlock()
+}
+
+// postQueuedCloses queues the ledger closes of queued tasks (never blocks).
+func (d *daemon) postQueuedCloses(m *member, ids []string, state, note string) {
+	now := time.Now()
 	for _, id := range ids {
 		id := id
 		end := ledger.Transition{At: now, State: state, Authority: AuthorityRuntime, Note: note}
@@ -393,18 +404,21 @@ func looksLikeTaskID(s string) bool {
 	return true
 }
 
-// exitQueue ends the queued prompts of a member whose process exited: never typed, they fail
-// (canceled when kill ended the process).
-func (d *daemon) exitQueue(m *member, code int) {
-	d.bus.mu.Lock()
+// exitQueueLocked ends the queued prompts of a member whose process exited: never typed, they
+// fail (canceled when kill ended the process). memberExited calls it under bus.mu, before it
+// publishes gone, so the ledger closes are queued before any waiter wakes (a read after the wait
+// finds them closed); it returns the task-end events' publication, for after gone.
+func (d *daemon) exitQueueLocked(m *member, code int) (announce func()) {
 	ids := m.drainQueueLocked()
-	killing := m.killing
-	d.bus.mu.Unlock()
-	if killing {
-		d.closeQueued(m, ids, ledger.StateCanceled, "the member was killed before it was typed")
-		return
+	state, note := ledger.StateFailed, "never typed: the process exited with code "+itoa(code)
+	if m.killing {
+		state, note = ledger.StateCanceled, "the member was killed before it was typed"
 	}
-	d.closeQueued(m, ids, ledger.StateFailed, "never typed: the process exited with code "+itoa(code))
+	if len(ids) == 0 || d.tasks == nil {
+		return func() {}
+	}
+	d.postQueuedCloses(m, ids, state, note)
+	return func() { d.announceQueuedEnds(m, ids, state) }
 }
 
 // killTask is `kill t-N`: a queued task is removed untyped (canceled); a running task is refused

@@ -56,10 +56,10 @@ func TestMemberNamesComplete(t *testing.T) {
 	if strings.Contains(out, "\t") {
 		t.Errorf("no daemon: completion offered %q", out)
 	}
-	if _, err := os.Stat(filepath.Join(e.home, "herd", "herd.sock")); err == nil {
+	if _, err := os.Stat(filepath.Join(e.home, "herd", "mosh.sock")); err == nil {
 		t.Fatal("completing started the daemon")
 	}
-	if out, _, _ := e.run("herd", "daemon", "status", "--json"); strings.Contains(out, `"running":true`) {
+	if out, _, _ := e.run("herd", "daemon", "status", "--json"); !strings.Contains(out, `"running": false`) {
 		t.Fatalf("completing started the daemon: %s", out)
 	}
 	e.ok("herd", "run", "--name", "api", "--", "/bin/sh")
