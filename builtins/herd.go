@@ -29,9 +29,6 @@ var herdWaitDefaultStates = []string{herd.StateBlocked, herd.StateDone, herd.Sta
 // herdWaitDefaultTimeout is moshcode's: 30 minutes unless {timeout} says otherwise (0 = never).
 const herdWaitDefaultTimeout = 30 * time.Minute
 
-// herdRuns holds each run's herd session, keyed by its VU.
-var herdRuns sync.Map // runtime.VU → *herdSession
-
 // herdSession is one script run's connection to the herd.
 type herdSession struct {
 	home    string
@@ -44,12 +41,20 @@ type herdSession struct {
 	closed bool
 }
 
+// herdSessionFor returns the run's herd session, made on first use. It lives on the run's
+// install (one per Install, like k6's ModuleInstance), never in a package-level map, and is
+// closed when the run's context ends.
 func herdSessionFor(c *Call) *herdSession {
-	vu := c.VU()
-	if s, ok := herdRuns.Load(vu); ok {
-		return s.(*herdSession)
-	}
-	cfg := c.Config()
+	in := c.in
+	in.herdOnce.Do(func() {
+		s := newHerdSession(in.cfg)
+		in.herd = s
+		context.AfterFunc(in.vu.Context(), s.close)
+	})
+	return in.herd
+}
+
+func newHerdSession(cfg Config) *herdSession {
 	s := &herdSession{dryRun: cfg.DryRun}
 	for k, v := range cfg.Env {
 		s.env = append(s.env, k+"="+v)
@@ -59,14 +64,7 @@ func herdSessionFor(c *Call) *herdSession {
 	} else if h := cfg.Env["HOME"]; h != "" {
 		s.home = filepath.Join(h, ".mosh")
 	}
-	actual, loaded := herdRuns.LoadOrStore(vu, s)
-	if !loaded {
-		context.AfterFunc(vu.Context(), func() {
-			herdRuns.Delete(vu)
-			s.close()
-		})
-	}
-	return actual.(*herdSession)
+	return s
 }
 
 // getenv reads the script's environment (the run's, which tests inject), not the process's.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/dop251/goja"
@@ -77,6 +78,10 @@ type install struct {
 	ticks   int
 	stopped bool
 	warned  bool
+
+	// The run's herd session (herdSessionFor), made on first use.
+	herdOnce sync.Once
+	herd     *herdSession
 }
 
 // Call is one invocation of a verb, as Bind sees it.

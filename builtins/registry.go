@@ -34,9 +34,7 @@ package builtins
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sort"
-	"strings"
 	"sync"
 )
 
@@ -180,19 +178,28 @@ func IsMisuse(err error) bool {
 	return errors.As(err, &m)
 }
 
-// wrapVerbError is verbError keeping err in the chain (exit codes, context causes).
-func wrapVerbError(v *Verb, err error) error {
-	if msg := err.Error(); strings.HasPrefix(msg, v.Name+"(") || strings.HasPrefix(msg, v.Name+":") {
-		return err
-	}
-	return fmt.Errorf("%s: %w", v.Name, err)
+// verbFailure is a verb's failure, named by the verb: "herdRead: the daemon is not running".
+// It keeps the cause in the chain (exit codes, context causes).
+type verbFailure struct {
+	verb string
+	err  error
 }
 
-// verbError prefixes a failure with the verb's name unless it already names it.
-func verbError(v *Verb, err error) string {
-	msg := err.Error()
-	if strings.HasPrefix(msg, v.Name+"(") || strings.HasPrefix(msg, v.Name+":") {
-		return msg
+func (e *verbFailure) Error() string { return e.verb + ": " + e.err.Error() }
+func (e *verbFailure) Unwrap() error { return e.err }
+
+// wrapVerbError names v in err unless err already names it: a misuse (its usage starts with the
+// verb's name) or a failure this verb already wrapped. Decided by type, never by the message
+// text, so a cause that happens to start with the verb's name ("sh: 1: x: not found") is still
+// named.
+func wrapVerbError(v *Verb, err error) error {
+	var m *misuseError
+	if errors.As(err, &m) {
+		return err
 	}
-	return fmt.Sprintf("%s: %s", v.Name, msg)
+	var vf *verbFailure
+	if errors.As(err, &vf) && vf.verb == v.Name {
+		return err
+	}
+	return &verbFailure{verb: v.Name, err: err}
 }

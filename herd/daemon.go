@@ -23,13 +23,14 @@ import (
 	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
-// ledgerOpenedHook lets a test that runs the daemon in its own process reach the store (to make
-// the disk look full). Nil in the mosh binary.
-var ledgerOpenedHook func(*ledger.Store)
-
-// lockWaitHook, when set (tests), is called when the daemon starts waiting for another daemon's
-// lifetime lock.
-var lockWaitHook func()
+// serveSeams are what a test that runs the daemon in its own process may observe. The mosh
+// binary passes none (ServeForeground); only tests call serveForeground with them.
+type serveSeams struct {
+	// ledgerOpened receives the store once it is open (to make the disk look full).
+	ledgerOpened func(*ledger.Store)
+	// lockWait is called when the daemon starts waiting for another daemon's lifetime lock.
+	lockWait func()
+}
 
 // Version is reported by daemon.status.
 const Version = "0.1.0"
@@ -75,12 +76,18 @@ type daemon struct {
 	lockFile        *os.File // herd/daemon.lock, flocked for the daemon's life
 
 	mem memReleaser
+
+	seams serveSeams
 }
 
 // ServeForeground runs the herd daemon of home (empty: Home()) until ctx ends or a client stops
 // it. It refuses to run when another daemon serves the same home. `mosh herd daemon --foreground`
 // calls it; Connect starts it on demand in a detached process.
 func ServeForeground(ctx context.Context, home string) error {
+	return serveForeground(ctx, home, serveSeams{})
+}
+
+func serveForeground(ctx context.Context, home string, seams serveSeams) error {
 	home, err := homeOr(home)
 	if err != nil {
 		return err
@@ -90,7 +97,7 @@ func ServeForeground(ctx context.Context, home string) error {
 		home: home, dir: HerdDir(home), sock: SocketPath(home), started: time.Now(),
 		logger: log.New(os.Stderr, "herd: ", log.LstdFlags|log.Lmicroseconds),
 		bus:    newBus(), members: map[string]*member{}, remembered: map[string]manifestRow{}, reserved: map[string]bool{},
-		stopCh: make(chan struct{}),
+		stopCh: make(chan struct{}), seams: seams,
 	}
 	d.lw = newLedgerWriter(d.logger, d.applyOps)
 	d.engines = defaultEngineTable(d.dir)
@@ -121,8 +128,8 @@ func ServeForeground(ctx context.Context, home string) error {
 	} else {
 		d.manifest = ledgerManifest{store}
 		d.tasks = store
-		if ledgerOpenedHook != nil {
-			ledgerOpenedHook(store)
+		if d.seams.ledgerOpened != nil {
+			d.seams.ledgerOpened(store)
 		}
 	}
 	defer d.manifest.Close()
@@ -215,8 +222,8 @@ func (d *daemon) lifetimeLock(ctx context.Context) (func(), error) {
 				f.Close() // drops the lock if it was just taken
 			}
 		}()
-		if lockWaitHook != nil {
-			lockWaitHook()
+		if d.seams.lockWait != nil {
+			d.seams.lockWait()
 		}
 		timer := time.NewTimer(waitStopping)
 		defer timer.Stop()
@@ -453,7 +460,7 @@ func (d *daemon) memberExited(m *member, code int) {
 	m.exited, m.exitCode = true, code
 	prev := m.reading.State
 	m.reading = Reading{State: StateGone, Authority: AuthorityRuntime, AtMs: now.UnixMilli(), Rule: fmt.Sprintf("process exited with code %d", code)}
-	d.exitQueueLocked(m, code)
+	d.exitQueueLocked(m, code) // closes the queued prompts before any waiter wakes on gone
 	c := code
 	ev := Event{Type: EventState, Name: m.name, State: StateGone, Authority: AuthorityRuntime, Prev: prev, ExitCode: &c, AtMs: now.UnixMilli()}
 	if op := d.taskEventLocked(m, &ev, true); op != nil {

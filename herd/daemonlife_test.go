@@ -315,12 +315,12 @@ func inProcessHerd(t *testing.T) (*herdT, *ledger.Store) {
 	t.Setenv("HOME", home)
 	t.Setenv("MOSH_HOME", home)
 	opened := make(chan *ledger.Store, 1)
-	ledgerOpenedHook = func(s *ledger.Store) { opened <- s }
 	ctx, cancel := context.WithTimeout(context.Background(), 3*testTimeout)
 	served := make(chan error, 1)
-	go func() { served <- ServeForeground(ctx, home) }()
+	go func() {
+		served <- serveForeground(ctx, home, serveSeams{ledgerOpened: func(s *ledger.Store) { opened <- s }})
+	}()
 	store := <-opened
-	ledgerOpenedHook = nil
 	// The client waits for the socket (the lock says starting): no retry loop needed.
 	c, err := Connect(ctx, ConnectOptions{Home: home, NoStart: true})
 	if err != nil {
@@ -476,15 +476,16 @@ func TestDaemonStartWaitsForAStoppingDaemon(t *testing.T) {
 		t.Fatalf("lock holder said %q", buf[:n])
 	}
 	opened := make(chan *ledger.Store, 1)
-	ledgerOpenedHook = func(s *ledger.Store) { opened <- s }
-	defer func() { ledgerOpenedHook = nil }()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*testTimeout)
 	defer cancel()
 	waiting := make(chan struct{})
-	lockWaitHook = func() { close(waiting) }
-	defer func() { lockWaitHook = nil }()
 	served := make(chan error, 1)
-	go func() { served <- ServeForeground(ctx, home) }()
+	go func() {
+		served <- serveForeground(ctx, home, serveSeams{
+			ledgerOpened: func(s *ledger.Store) { opened <- s },
+			lockWait:     func() { close(waiting) },
+		})
+	}()
 	// The new daemon neither fails nor takes over while the old one holds the lock: it waits.
 	select {
 	case err := <-served:

@@ -151,7 +151,7 @@ func (d *daemon) doctor() *DoctorResult {
 			Fix: "mosh herd remote ping NAME  ·  mosh herd remote remove NAME"})
 	}
 	r.Checks = append(r.Checks, d.engines.Doctor()...)
-	r.Checks = append(r.Checks, headlessCheck(state.Default(), os.Environ(), d.toolsDir()))
+	r.Checks = append(r.Checks, headlessCheck(d.engines.Table(), os.Environ(), d.toolsDir()))
 	r.finish()
 	return r
 }

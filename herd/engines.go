@@ -51,6 +51,9 @@ type engineTable interface {
 	NewTracker(engine string, changed func()) tracker
 	// Doctor reports rules.json / engines.json problems.
 	Doctor() []DoctorCheck
+	// Table is the whole table, for what the daemon reads beyond launching and tracking (hook
+	// final-message keys, the headless engines doctor lists).
+	Table() *state.Table
 }
 
 // engineLabel picks the engine label of a `run` command: the engine whose binary or key is

@@ -8,8 +8,10 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -39,18 +41,60 @@ func TestMain(m *testing.M) {
 	if os.Getenv("MOSH_HERD_TEST_HOOK") == "1" {
 		os.Exit(hookReport())
 	}
-	if os.Getenv("GORACE") == "" {
-		// Daemons started by the tests (this binary) skip the race detector's 1 s sleep at exit:
-		// DaemonStop waits for the process to end.
-		os.Setenv("GORACE", "atexit_sleep_ms=0")
+	if os.Getenv(racyChildEnv) == "1" {
+		os.Exit(racyChild())
 	}
+	// Daemons started by the tests (this binary, started through Connect, which passes GORACE
+	// on) write any data race they hit to raceDir instead of a stderr nobody reads, and skip
+	// the race detector's 1 s sleep at exit (DaemonStop waits for the process to end). A report
+	// there fails the run.
+	raceDir, err := os.MkdirTemp("", "mosh-race")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0 log_path="+filepath.Join(raceDir, "race")))
 	// helper state's fake engine, built once for the tests that drive it.
 	fakeBin, fakeErr = buildFakeEngine()
 	code := m.Run()
 	if fakeBin != "" {
 		os.RemoveAll(filepath.Dir(fakeBin))
 	}
+	if reports := raceReports(raceDir); reports != "" {
+		fmt.Fprintf(os.Stderr, "FAIL: a daemon started by the tests hit a data race:\n%s", reports)
+		code = 1
+	}
+	os.RemoveAll(raceDir)
 	os.Exit(code)
+}
+
+// raceReports returns what the race detector wrote to dir (GORACE log_path=dir/race makes one
+// race.PID file per process that found a race), "" when nothing.
+func raceReports(dir string) string {
+	files, _ := filepath.Glob(filepath.Join(dir, "race*"))
+	var b strings.Builder
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			fmt.Fprintf(&b, "%s: %v\n", f, err)
+			continue
+		}
+		fmt.Fprintf(&b, "== %s\n%s\n", f, data)
+	}
+	return b.String()
+}
+
+// racyChildEnv makes this binary a process with a deliberate data race
+// (TestDaemonRaceFailsTheRun).
+const racyChildEnv = "MOSH_HERD_TEST_RACY"
+
+func racyChild() int {
+	x := 0
+	done := make(chan struct{})
+	go func() { x++; close(done) }()
+	x++
+	<-done
+	return x - 2 // 0
 }
 
 // probeSocket is run as another user: 0 when it could not use the daemon, 1 when it could.
@@ -236,4 +280,28 @@ func hookReport() int {
 		fmt.Fprintln(os.Stderr, "hook:", err)
 	}
 	return 0
+}
+
+// TestDaemonRaceFailsTheRun: a race in a process this test binary starts (a daemon, here a
+// deliberately racy child run with the GORACE the daemons get) is written under the run's race
+// directory, where TestMain finds it and fails the run. Needs -race.
+func TestDaemonRaceFailsTheRun(t *testing.T) {
+	if !raceEnabled {
+		t.Skip("needs go test -race")
+	}
+	dir := t.TempDir()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), racyChildEnv+"=1", "GORACE=atexit_sleep_ms=0 log_path="+filepath.Join(dir, "race"))
+	out, _ := cmd.CombinedOutput() // a race makes it exit 66; the report is what counts
+	rep := raceReports(dir)
+	if !strings.Contains(rep, "WARNING: DATA RACE") {
+		t.Fatalf("the racy child left no race report under %s (output %q)", dir, out)
+	}
+	if raceReports(t.TempDir()) != "" {
+		t.Error("an empty race directory reads as a race")
+	}
 }

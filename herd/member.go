@@ -255,7 +255,7 @@ func (m *member) waitLoop() {
 	}
 	m.ptmx.Close()
 	<-m.readDone
-	m.d.memberExited(m, code)
+	m.d.memberExited(m, code) // ends the queued prompts too
 	m.mu.Lock()
 	m.ended, m.endCode = true, code
 	for a := range m.attached {

@@ -594,10 +594,11 @@ func remoteCallErr(name string, err error) error {
 	if exitcode.Of(err) != exitcode.Script && exitcode.Of(err) != 0 {
 		return err
 	}
-	if strings.HasPrefix(err.Error(), "remote "+name+":") {
-		return exitcode.New(exitcode.Infra, "%v", err) // herd/remote already names it
+	var named *remote.CallError
+	if errors.As(err, &named) && named.Remote == name {
+		return &exitcode.Error{Code: exitcode.Infra, Err: err} // herd/remote already names it
 	}
-	return exitcode.New(exitcode.Infra, "remote %s: %v", name, err)
+	return &exitcode.Error{Code: exitcode.Infra, Err: fmt.Errorf("remote %s: %w", name, err)}
 }
 
 // runCall is one POST to a run member, on its own goroutine.

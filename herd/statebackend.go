@@ -19,9 +19,7 @@ var errReportIgnored = errors.New("report ignored")
 type stateEngines struct{ t *state.Table }
 
 func defaultEngineTable(herdDir string) engineTable {
-	t := state.Load(herdDir)
-	state.SetDefault(t)
-	return stateEngines{t}
+	return stateEngines{state.Load(herdDir)}
 }
 
 func (s stateEngines) Lookup(name string) (engineSpec, bool) {
@@ -39,6 +37,8 @@ func (s stateEngines) Lookup(name string) (engineSpec, bool) {
 }
 
 func (s stateEngines) Keys() []string { return s.t.Names() }
+
+func (s stateEngines) Table() *state.Table { return s.t }
 
 func (s stateEngines) NewTracker(engine string, changed func()) tracker {
 	st := &stateTracker{}

@@ -18,13 +18,6 @@ import (
 // task closed), then reconciles: an open task whose member is not running any more is closed as
 // gone with the observation as its note.
 
-func init() {
-	handlers[MethodTasks] = hTasks
-	handlers[MethodTask] = hTask
-	handlers[MethodLog] = hLog
-	handlers[MethodStats] = hStats
-}
-
 // ledgerUnavailable is the error of every verb that needs the ledger when the database could not
 // be opened: the herd itself keeps running.
 func (d *daemon) ledgerUnavailable() error {

@@ -57,7 +57,7 @@ type closedTask struct {
 
 // finalMessage extracts the engine's own final message from a hook payload through the engines
 // table's finalMessage keys (herd/state.Table.FinalMessage).
-func finalMessage(payload []byte) string { return state.Default().FinalMessage("", payload) }
+func finalMessage(t *state.Table, payload []byte) string { return t.FinalMessage("", payload) }
 
 // submitPrompt records a prompt in the ledger and returns its task id:
 // a new task minted before any key is typed, or, for an answer to a blocked member, its open task.
@@ -276,7 +276,7 @@ func (d *daemon) hookFinal(m *member, payload []byte) {
 	d.bus.mu.Lock()
 	m.hooked = true
 	d.bus.mu.Unlock()
-	msg := finalMessage(payload)
+	msg := finalMessage(d.engines.Table(), payload)
 	if msg == "" || d.tasks == nil {
 		return
 	}

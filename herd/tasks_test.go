@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mosh-dev/mosh/herd/state"
 	"github.com/mosh-dev/mosh/ledger"
 	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
@@ -580,6 +581,7 @@ func TestLoadLedgerOptions(t *testing.T) {
 }
 
 func TestFinalMessage(t *testing.T) {
+	table := state.Load(t.TempDir())
 	for payload, want := range map[string]string{
 		`{"hook_event_name":"Stop","last_assistant_message":"all done"}`:       "all done",
 		`{"type":"agent-turn-complete","last-assistant-message":"codex says"}`: "codex says",
@@ -588,7 +590,7 @@ func TestFinalMessage(t *testing.T) {
 		`{"hook_event_name":"Stop","last_assistant_message":"  "}`:             "",
 		`not json`: "",
 	} {
-		if got := finalMessage([]byte(payload)); got != want {
+		if got := finalMessage(table, []byte(payload)); got != want {
 			t.Errorf("finalMessage(%s) = %q, want %q", payload, got, want)
 		}
 	}
@@ -672,12 +674,12 @@ func TestDiskFullFailsTheVerbNotTheHerd(t *testing.T) {
 	t.Setenv("MOSH_HOME", home)
 	defer os.RemoveAll(home)
 	opened := make(chan *ledger.Store, 1)
-	ledgerOpenedHook = func(s *ledger.Store) { opened <- s }
-	defer func() { ledgerOpenedHook = nil }()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*testTimeout)
 	defer cancel()
 	served := make(chan error, 1)
-	go func() { served <- ServeForeground(ctx, home) }()
+	go func() {
+		served <- serveForeground(ctx, home, serveSeams{ledgerOpened: func(s *ledger.Store) { opened <- s }})
+	}()
 	store := <-opened
 	var c *Client
 	for c == nil {

@@ -4,7 +4,9 @@ import (
 	"container/heap"
 	"context"
 	"errors"
+	"flag"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dop251/goja"
@@ -76,17 +78,27 @@ func (l *loop) reserve() func(func() error) {
 	l.mu.Lock()
 	l.reserved++
 	l.mu.Unlock()
-	var once sync.Once
+	var settled atomic.Bool
 	return func(f func() error) {
-		once.Do(func() {
-			l.mu.Lock()
-			l.queue = append(l.queue, f)
-			l.reserved--
-			l.mu.Unlock()
-			l.signal()
-		})
+		if settled.Swap(true) {
+			// A callback settled twice is a bug in the builtin (a promise resolved twice): tests
+			// panic, as k6's RegisterCallback does; the mosh binary ignores the second call.
+			if inTestBinary() {
+				panic("runtime: a RegisterCallback callback was called twice (a promise settled twice)")
+			}
+			return
+		}
+		l.mu.Lock()
+		l.queue = append(l.queue, f)
+		l.reserved--
+		l.mu.Unlock()
+		l.signal()
 	}
 }
+
+// inTestBinary reports whether this is a `go test` binary (its flags are registered), without
+// linking package testing into the mosh binary.
+func inTestBinary() bool { return flag.Lookup("test.v") != nil }
 
 // submit queues f without a reservation; safe from any goroutine. Used by the REPL, whose loop
 // keeps running between inputs.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -462,17 +463,30 @@ func TestEarlyEndWaitsForGoWork(t *testing.T) {
 	}
 }
 
+// TestRegisterCallbackOnce: a reserved callback runs once; settling it again is a bug in the
+// builtin (a promise settled twice) and panics in tests, as k6's RegisterCallback does.
 func TestRegisterCallbackOnce(t *testing.T) {
 	t.Parallel()
 	var calls int
+	var panics atomic.Int32
 	r := runSource(t, "once.mosh", "twice()", nil, Options{Install: func(vu VU) error {
 		return vu.Runtime().Set("twice", func() {
 			done := vu.RegisterCallback()
+			all := vu.RegisterCallback() // keeps the run alive until every settle was tried
 			go func() {
+				defer all(func() error { return nil })
 				var wg sync.WaitGroup
 				for range 4 {
 					wg.Add(1)
-					go func() { defer wg.Done(); done(func() error { calls++; return nil }) }()
+					go func() {
+						defer wg.Done()
+						defer func() {
+							if recover() != nil {
+								panics.Add(1)
+							}
+						}()
+						done(func() error { calls++; return nil })
+					}()
 				}
 				wg.Wait()
 			}()
@@ -481,6 +495,9 @@ func TestRegisterCallbackOnce(t *testing.T) {
 	checkResult(t, r, exitcode.OK, nil)
 	if calls != 1 {
 		t.Errorf("callback ran %d times, want 1", calls)
+	}
+	if n := panics.Load(); n != 3 {
+		t.Errorf("%d of the 3 extra settles panicked, want all 3", n)
 	}
 }
 

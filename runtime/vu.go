@@ -33,7 +33,7 @@ type VU interface {
 	// RegisterCallback reserves a slot: the loop will not finish while a slot is open. The returned
 	// function must be called exactly once, from any goroutine; its argument then runs on the loop
 	// goroutine. An error returned by that argument fails the script. Calling it a second time
-	// does nothing. Call RegisterCallback itself only on the loop goroutine.
+	// is a bug: it panics in tests (as k6's does) and does nothing in the mosh binary. Call RegisterCallback itself only on the loop goroutine.
 	RegisterCallback() func(func() error)
 	// Stdout and Stderr are the script's streams (console.log writes to Stdout).
 	Stdout() io.Writer

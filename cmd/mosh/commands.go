@@ -107,7 +107,7 @@ func (c *cli) listing(root *cobra.Command) commandsListing {
 func flagsOf(cmd *cobra.Command) []flagInfo {
 	out := []flagInfo{}
 	cmd.LocalNonPersistentFlags().VisitAll(func(f *pflag.Flag) {
-		if f.Hidden || f.Name == "help" {
+		if f.Hidden || f.Name == "help" || f.Annotations[runWideFlag] != nil {
 			return
 		}
 		out = append(out, flagInfo{Name: f.Name, Shorthand: f.Shorthand, Type: f.Value.Type(), Default: f.DefValue, Usage: f.Usage})

@@ -45,6 +45,7 @@ var dryRunModes = map[string]dryMode{
 	"help":               dryRead,
 	"exit-codes":         dryRead,
 	"script-headers":     dryRead,
+	"completion":         dryRead, // prints a script, changes nothing
 	"herd":               dryRead, // bare `mosh herd` is ps
 	"ps":                 dryRead,
 	"herd ps":            dryRead,

@@ -737,6 +737,12 @@ func (h *herdCLI) killCmd() *cobra.Command {
 			return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {
 				r, err := c.Kill(ctx, args, all)
 				if err != nil {
+					if asJSON && exitcode.Of(err) == exitcode.Gone {
+						// None of the names is a member: the result says so too, not only stderr.
+						if werr := writeJSON(h.stdout, herd.KillResult{Killed: []string{}, Missing: args}); werr != nil {
+							return werr
+						}
+					}
 					return err
 				}
 				if r.Killed == nil {

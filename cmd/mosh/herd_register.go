@@ -34,27 +34,25 @@ var herdVerbs = []herdVerb{
 
 // The herd family: `mosh herd VERB` plus the top-level shortcuts ps, attach, wait, kill and
 // restore. Bare `mosh herd` (with or without --json) is `mosh herd ps`.
-func init() {
-	commandFactories = append(commandFactories, func(gs *globalState) []*cobra.Command {
-		h := newHerdCLI(gs)
-		parent := gs.parentCommand("herd")
-		var top []*cobra.Command
-		for _, v := range herdVerbs {
-			if v.sub && gs.scope.wants("herd", v.names...) {
-				parent.AddCommand(v.build(h))
-			}
-			if v.top && gs.scope.wants("", v.names...) {
-				top = append(top, v.build(h))
-			}
+func herdFamily(gs *globalState) []*cobra.Command {
+	h := newHerdCLI(gs)
+	parent := gs.parentCommand("herd")
+	var top []*cobra.Command
+	for _, v := range herdVerbs {
+		if v.sub && gs.scope.wants("herd", v.names...) {
+			parent.AddCommand(v.build(h))
 		}
-		var asJSON bool
-		parent.Flags().BoolVar(&asJSON, "json", false, "print the roster as a JSON array (bare mosh herd is mosh herd ps)")
-		parent.RunE = func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return usageErr("unknown herd verb %q: run 'mosh herd --help' to list them", args[0])
-			}
-			return h.runPs(cmd, asJSON)
+		if v.top && gs.scope.wants("", v.names...) {
+			top = append(top, v.build(h))
 		}
-		return top
-	})
+	}
+	var asJSON bool
+	parent.Flags().BoolVar(&asJSON, "json", false, "print the roster as a JSON array (bare mosh herd is mosh herd ps)")
+	parent.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return usageErr("unknown herd verb %q: run 'mosh herd --help' to list them", args[0])
+		}
+		return h.runPs(cmd, asJSON)
+	}
+	return top
 }

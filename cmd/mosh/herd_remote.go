@@ -21,12 +21,10 @@ import (
 	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
-func init() {
-	commandFactories = append(commandFactories, func(gs *globalState) []*cobra.Command {
-		h := newHerdCLI(gs)
-		gs.parentCommand("herd").AddCommand(h.remoteCmd())
-		return nil
-	})
+// remoteFamily: `mosh herd remote add|ls|rm|ping|card`.
+func remoteFamily(gs *globalState) []*cobra.Command {
+	gs.parentCommand("herd").AddCommand(newHerdCLI(gs).remoteCmd())
+	return nil
 }
 
 func (h *herdCLI) remoteCmd() *cobra.Command {

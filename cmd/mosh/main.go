@@ -65,12 +65,13 @@ func execute(gs *globalState, args []string) (code exitcode.Code) {
 			code = exitcode.Infra
 		}
 	}()
+	out := watchStdout(gs, args)
 	root := newRootCommand(gs, args)
 	root.SetArgs(args)
 	root.SetIn(gs.Stdin)
 	root.SetOut(gs.Stdout)
 	root.SetErr(gs.Stderr)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		// Ctrl-C (or SIGTERM) ended the verb: say so, not the library's "context canceled".
 		err = context.Cause(ctx)
@@ -80,6 +81,11 @@ func execute(gs *globalState, args []string) (code exitcode.Code) {
 	}
 	if err != nil && !exitcode.IsSilent(err) {
 		fmt.Fprintf(gs.Stderr, "mosh: %s\n", strings.TrimRight(err.Error(), "\n"))
+		jsonError(cmd, out, err)
+	}
+	if jerr := applyJQ(out, jqExpr(cmd)); jerr != nil && err == nil {
+		fmt.Fprintf(gs.Stderr, "mosh: %v\n", jerr)
+		return exitcode.Of(jerr)
 	}
 	return exitcode.Of(err)
 }

@@ -22,19 +22,18 @@ import (
 	"github.com/mosh-dev/mosh/runtime/scriptverb"
 )
 
-// commandFactories add verb families from their own files (cmd/mosh/herd*.go):
-//
-//	func init() {
-//		commandFactories = append(commandFactories, func(gs *globalState) []*cobra.Command {
-//			herd := gs.parentCommand("herd") // shared with `parent: herd` script verbs
-//			herd.AddCommand(waitCmd(gs))
-//			return []*cobra.Command{psCmd(gs)} // top-level commands
-//		})
-//	}
-//
-// A factory only builds commands; it must not touch the network or the disk (it runs on every
-// invocation, `mosh -e 0` included).
-var commandFactories []func(gs *globalState) []*cobra.Command
+// commandFamilies is the whole command tree, in one list: each family, defined in its own file,
+// adds its verbs to a parent (gs.parentCommand("herd"), shared with `parent: herd` script verbs)
+// and returns its top-level commands. Nothing registers itself from an init function
+// (TestCommandTreeIsOneList). A family only builds commands; it must not touch the network or
+// the disk (it runs on every invocation, `mosh -e 0` included).
+var commandFamilies = []func(gs *globalState) []*cobra.Command{
+	herdFamily,   // herd_register.go: mosh herd VERB, ps, attach, wait, kill, restore
+	remoteFamily, // herd_remote.go
+	serveFamily,  // serve.go
+	tasksFamily,  // tasks.go
+	toolsFamily,  // tools.go
+}
 
 // parentSummaries describe the parents that group verbs, used when the parent is created.
 var parentSummaries = map[string]string{
@@ -75,6 +74,8 @@ type cli struct {
 	dryRun  bool
 	timeout durationFlag
 	eval    string
+	version bool
+	jq      string // --jq EXPR of the command that runs (jqFlags)
 	catalog *scriptverb.Catalog
 	// verbErr is a broken header of the verb the arguments named; reported if nothing else matches.
 	verbErr error
@@ -129,7 +130,7 @@ func scopeOf(inv invocation) buildScope {
 		return buildScope{}
 	case len(inv.words) == 0:
 		return buildScope{all: inv.help}
-	case inv.words[0] == "help" || inv.words[0] == "commands" || inv.help:
+	case inv.words[0] == "help" || inv.words[0] == "commands" || inv.help || wantsWholeTree(inv.words[0]):
 		return buildScope{all: true}
 	case isParentName(inv.words[0]):
 		if len(inv.words) == 1 {
@@ -140,6 +141,12 @@ func scopeOf(inv invocation) buildScope {
 		return buildScope{}
 	}
 	return buildScope{top: inv.words[0]}
+}
+
+// wantsWholeTree: `mosh completion SHELL` describes every command, and cobra's hidden
+// __complete (what the completion scripts run) may complete any of them.
+func wantsWholeTree(word string) bool {
+	return word == "completion" || strings.HasPrefix(word, "__complete")
 }
 
 // newRootCommand builds the command tree for args: only the part the arguments can reach
@@ -172,25 +179,32 @@ func newRootCommand(gs *globalState, args []string) *cobra.Command {
 	}
 	root.Flags().SetInterspersed(false) // everything after FILE belongs to the script
 	pf := root.PersistentFlags()
-	pf.IntVar(&c.max, "max", builtins.DefaultMax, "how many times alive reads true")
+	c.addMaxFlag(root) // only where a script runs: the root, run and script verbs
 	pf.BoolVar(&c.dryRun, "dry-run", false, "side-effecting verbs and builtins say what they would do and do nothing")
 	pf.Var(&c.timeout, "timeout", "end the run after DUR (500ms, 2s, 10m, 1h; a bare number is seconds)")
 	root.Flags().StringVarP(&c.eval, "eval", "e", "", "run CODE instead of a file")
+	root.Flags().BoolVar(&c.version, "version", false, "print mosh's version, commit and Go version")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return exitcode.New(exitcode.Usage, "%s (see '%s --help')", flagErrorText(err), cmd.CommandPath())
 	})
-	root.PersistentPreRunE = checkDryRun
+	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
+		out, _ := gs.Stdout.(*countingWriter)
+		if err := jqImpliesJSON(cmd, out); err != nil {
+			return err
+		}
+		return checkDryRun(cmd, args)
+	}
 	if !scope.none() {
 		root.SetHelpCommand(c.helpCmd())
 		for _, b := range []struct {
 			name  string
 			build func() *cobra.Command
-		}{{"run", c.runCmd}, {"commands", c.commandsCmd}, {"exit-codes", exitCodesTopic}, {"script-headers", scriptHeadersTopic}} {
+		}{{"run", c.runCmd}, {"commands", c.commandsCmd}, {"exit-codes", exitCodesTopic}, {"script-headers", scriptHeadersTopic}, {"completion", completionCmd}} {
 			if scope.wants("", b.name) {
 				root.AddCommand(b.build())
 			}
 		}
-		for _, f := range commandFactories {
+		for _, f := range commandFamilies {
 			root.AddCommand(f(gs)...)
 		}
 		gs.mu.Lock()
@@ -211,8 +225,11 @@ func newRootCommand(gs *globalState, args []string) *cobra.Command {
 		} else {
 			root.ResetCommands()
 		}
-	case inv.words[0] == "help" || inv.words[0] == "commands":
+	case inv.words[0] == "help" || inv.words[0] == "commands" || wantsWholeTree(inv.words[0]):
 		c.addAllVerbs(root)
+		if strings.HasPrefix(inv.words[0], "__complete") {
+			addMemberCompletion(root, newHerdCLI(gs))
+		}
 	case isParentName(inv.words[0]):
 		if len(inv.words) == 1 || inv.help {
 			c.addAllVerbs(root)
@@ -230,6 +247,7 @@ func newRootCommand(gs *globalState, args []string) *cobra.Command {
 		}
 		root.ResetCommands() // a file: its name must not be taken for a command
 	}
+	jqFlags(root, &c.jq)
 	ownArgErrors(root)
 	return root
 }
@@ -270,6 +288,19 @@ func scanArgs(args []string) invocation {
 	return inv
 }
 
+// runWideFlag annotates a flag that every script run takes (not the verb's own).
+const runWideFlag = "mosh-run-wide"
+
+// addMaxFlag gives a command that runs a script moshcode's --max: how many times `alive` reads
+// true. Verbs that run no script do not show it.
+func (c *cli) addMaxFlag(cmd *cobra.Command) {
+	if cmd.Flags().Lookup("max") == nil {
+		cmd.Flags().IntVar(&c.max, "max", builtins.DefaultMax, "how many times alive reads true (a script loop's safety cap)")
+		// A run-wide flag, like --timeout: `mosh commands` lists a verb's own (header) flags.
+		_ = cmd.Flags().SetAnnotation("max", runWideFlag, []string{"true"})
+	}
+}
+
 func (c *cli) runCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run FILE [args...]",
@@ -283,11 +314,16 @@ func (c *cli) runCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error { return c.runFile(cmd.Context(), args[0], args[1:]) },
 	}
 	cmd.Flags().SetInterspersed(false)
+	c.addMaxFlag(cmd)
 	return cmd
 }
 
 func (c *cli) runRoot(cmd *cobra.Command, args []string) error {
 	ctx := cmd.Context()
+	if c.version {
+		_, err := fmt.Fprintln(c.gs.Stdout, readBuildVersion())
+		return err
+	}
 	if cmd.Flags().Changed("eval") {
 		return c.runScript(ctx, runtime.Script{Name: "<eval>", Source: []byte(c.eval)}, args, nil, "")
 	}
@@ -386,6 +422,7 @@ func (c *cli) runREPL(ctx context.Context) error {
 	return repl.Run(ctx, repl.Options{
 		Stdin: c.gs.Stdin, Stdout: c.gs.Stdout, Stderr: c.gs.Stderr,
 		HistoryPath: filepath.Join(home, "repl_history"),
+		Banner:      "mosh " + readBuildVersion().Version + ": moshscript REPL, .help for help, .exit or Ctrl-D to leave",
 		Env:         env, Args: []string{},
 		Install: func(vu runtime.VU) error { return builtins.Install(vu, cfg) },
 	})

@@ -25,12 +25,10 @@ import (
 	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
-func init() {
-	commandFactories = append(commandFactories, func(gs *globalState) []*cobra.Command {
-		parent := gs.parentCommand("herd")
-		parent.AddCommand(serveCmd(gs), tokenCmd(gs))
-		return nil
-	})
+// serveFamily: `mosh herd serve` and `mosh herd token`.
+func serveFamily(gs *globalState) []*cobra.Command {
+	gs.parentCommand("herd").AddCommand(serveCmd(gs), tokenCmd(gs))
+	return nil
 }
 
 // Defaults of `mosh herd serve`.

@@ -21,12 +21,11 @@ import (
 	"github.com/mosh-dev/mosh/ledger"
 )
 
-func init() {
-	commandFactories = append(commandFactories, func(gs *globalState) []*cobra.Command {
-		h := newHerdCLI(gs)
-		gs.parentCommand("herd").AddCommand(h.tasksCmd(), h.taskCmd(), h.logCmd(), h.statsCmd())
-		return nil
-	})
+// tasksFamily: the ledger reads `mosh herd tasks|task|log|stats`.
+func tasksFamily(gs *globalState) []*cobra.Command {
+	h := newHerdCLI(gs)
+	gs.parentCommand("herd").AddCommand(h.tasksCmd(), h.taskCmd(), h.logCmd(), h.statsCmd())
+	return nil
 }
 
 // parseSince reads --since: a duration back from now (10m, 2h, a bare number of seconds) or an

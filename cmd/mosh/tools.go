@@ -20,22 +20,21 @@ import (
 	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
-func init() {
-	commandFactories = append(commandFactories, func(gs *globalState) []*cobra.Command {
-		var out []*cobra.Command
-		if gs.scope.wants("", "install") {
-			out = append(out, installCmd(gs))
+// toolsFamily: `mosh install`, the pass-through tools and `mosh template`.
+func toolsFamily(gs *globalState) []*cobra.Command {
+	var out []*cobra.Command
+	if gs.scope.wants("", "install") {
+		out = append(out, installCmd(gs))
+	}
+	for _, t := range tools.Table {
+		if gs.scope.wants("", t.Name) {
+			out = append(out, passthroughCmd(gs, t))
 		}
-		for _, t := range tools.Table {
-			if gs.scope.wants("", t.Name) {
-				out = append(out, passthroughCmd(gs, t))
-			}
-		}
-		if gs.scope.wants("", "template", "templates") {
-			out = append(out, templateCmd(gs))
-		}
-		return out
-	})
+	}
+	if gs.scope.wants("", "template", "templates") {
+		out = append(out, templateCmd(gs))
+	}
+	return out
 }
 
 // toolRow is one line of `mosh install` (no argument).
@@ -184,7 +183,7 @@ func passthroughCmd(gs *globalState, t *tools.Tool) *cobra.Command {
 // passed on to it as SIGTERM, and mosh exits 130 once it has ended.
 func runPassthrough(ctx context.Context, gs *globalState, bin string, args []string) error {
 	c := exec.Command(bin, args...)
-	c.Stdin, c.Stdout, c.Stderr = gs.Stdin, gs.Stdout, gs.Stderr
+	c.Stdin, c.Stdout, c.Stderr = gs.Stdin, rawStdout(gs.Stdout), gs.Stderr
 	c.Env = gs.Environ()
 	if err := c.Start(); err != nil {
 		return exitcode.New(exitcode.Infra, "cannot run %s: %v (reinstall it: mosh install %s)", bin, err, filepath.Base(bin))

@@ -161,6 +161,7 @@ func (c *cli) verbCommand(v *scriptverb.Verb) *cobra.Command {
 			values[f.Name] = func() any { return f.ScriptValue(time.Duration(d)) }
 		}
 	}
+	c.addMaxFlag(cmd) // unless the header declares its own --max
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		src, err := v.Source()
 		if err != nil {

@@ -34,8 +34,9 @@ type conn struct {
 	epoch     uint64
 	tasks     map[string]cachedTask
 
-	stop chan struct{}
-	done chan struct{}
+	stop     chan struct{}
+	stopOnce sync.Once
+	done     chan struct{}
 }
 
 // watch collects one member's events for one Wait or Cancel. The queue is unbounded but lives
@@ -188,11 +189,7 @@ func (k *conn) close() {
 	k.mu.Lock()
 	c := k.c
 	k.mu.Unlock()
-	select {
-	case <-k.stop:
-	default:
-		close(k.stop)
-	}
+	k.stopOnce.Do(func() { close(k.stop) }) // two closers at once must not both close it
 	if c != nil {
 		c.Close() // ends the subscription, so run returns
 	}

@@ -173,3 +173,20 @@ func formatDuration(d time.Duration) string {
 	}
 	return d.String()
 }
+
+// CallError is every failure of a Conn's calls (Probe, Send, Get, Cancel): its text already
+// names the remote ("remote api: …"), so callers add nothing; the cause stays in the chain.
+type CallError struct {
+	Remote string
+	Err    error
+}
+
+func (e *CallError) Error() string { return e.Err.Error() }
+func (e *CallError) Unwrap() error { return e.Err }
+
+// named wraps *err in a CallError of c.
+func (c *Conn) named(err *error) {
+	if *err != nil {
+		*err = &CallError{Remote: c.name, Err: *err}
+	}
+}

@@ -206,7 +206,8 @@ type Observation struct {
 
 // Probe checks that the remote answers. a2a: discovers the card (every call; the endpoint it
 // picks is used by Send, Get and Cancel). run: a GET of the URL.
-func (c *Conn) Probe(ctx context.Context) (Info, error) {
+func (c *Conn) Probe(ctx context.Context) (info Info, err error) {
+	defer c.named(&err)
 	if c.kind == KindRun {
 		return c.probeRun(ctx)
 	}
@@ -215,7 +216,8 @@ func (c *Conn) Probe(ctx context.Context) (Info, error) {
 
 // Send gives the remote a prompt. a2a: message/send, non-blocking; taskID continues a task that
 // is input-required. run: one POST that returns when the turn is over.
-func (c *Conn) Send(ctx context.Context, text, taskID string) (Observation, error) {
+func (c *Conn) Send(ctx context.Context, text, taskID string) (obs Observation, err error) {
+	defer c.named(&err)
 	if text == "" {
 		return Observation{}, exitcode.New(exitcode.Usage, "remote %s: nothing to send; give the prompt text", c.name)
 	}
@@ -229,7 +231,8 @@ func (c *Conn) Send(ctx context.Context, text, taskID string) (Observation, erro
 }
 
 // Get reads a task's current state (a2a tasks/get). A run endpoint has no tasks: ErrUnsupported.
-func (c *Conn) Get(ctx context.Context, taskID string) (Observation, error) {
+func (c *Conn) Get(ctx context.Context, taskID string) (obs Observation, err error) {
+	defer c.named(&err)
 	if c.kind == KindRun {
 		return Observation{}, fmt.Errorf("remote %s: a run endpoint answers only when the turn is over, there is nothing to poll: %w", c.name, ErrUnsupported)
 	}
@@ -238,7 +241,8 @@ func (c *Conn) Get(ctx context.Context, taskID string) (Observation, error) {
 
 // Cancel asks the remote to stop a task (a2a tasks/cancel). A run endpoint cannot be told to
 // stop: ErrUnsupported (cancel the context of the Send instead).
-func (c *Conn) Cancel(ctx context.Context, taskID string) (Observation, error) {
+func (c *Conn) Cancel(ctx context.Context, taskID string) (obs Observation, err error) {
+	defer c.named(&err)
 	if c.kind == KindRun {
 		return Observation{}, fmt.Errorf("remote %s: a run endpoint cannot cancel a turn; cancel the call instead: %w", c.name, ErrUnsupported)
 	}

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mosh-dev/mosh/herd/screen"
@@ -496,46 +495,6 @@ func (t *Table) Resolve(name string) (*Engine, error) {
 	}
 	return nil, fmt.Errorf("unknown engine %q: use one of %s (or add it to engines.json in the herd directory)",
 		name, strings.Join(t.Names(), ", "))
-}
-
-var (
-	defaultMu    sync.RWMutex
-	defaultTable *Table
-)
-
-// Default returns the process-wide table: the one passed to SetDefault, or
-// else the embedded table with overrides from $MOSH_HERD_DIR.
-func Default() *Table {
-	defaultMu.RLock()
-	t := defaultTable
-	defaultMu.RUnlock()
-	if t != nil {
-		return t
-	}
-	defaultMu.Lock()
-	defer defaultMu.Unlock()
-	if defaultTable == nil {
-		defaultTable = Load(os.Getenv("MOSH_HERD_DIR"))
-	}
-	return defaultTable
-}
-
-// SetDefault installs the table used by the package-level Classify and
-// NewTracker (the daemon calls it with Load(herdDir) at start and on reload).
-func SetDefault(t *Table) {
-	defaultMu.Lock()
-	defaultTable = t
-	defaultMu.Unlock()
-}
-
-// Classify reads one screen with the default table; see Table.Classify.
-func Classify(engine string, snap screen.Snapshot) Reading {
-	return Default().Classify(engine, snap)
-}
-
-// NewTracker returns a tracker using the default table; see Table.NewTracker.
-func NewTracker(engine string, onChange func(Fused)) *Tracker {
-	return Default().NewTracker(engine, onChange)
 }
 
 // InputLeftover reports whether the engine's input line on snap holds text: anything after the

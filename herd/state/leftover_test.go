@@ -9,7 +9,7 @@ import (
 // InputLeftover reads text on the engine's input line (what an Escape put back), not the echoed
 // prompts above it; an engine without a prompt pattern never reports leftover text.
 func TestInputLeftover(t *testing.T) {
-	tb := Default()
+	tb := Load("")
 	claude, ok := tb.Lookup("claude")
 	if !ok || len(claude.ClearInput) == 0 {
 		t.Fatalf("claude has no clearInput keys: %+v", claude)

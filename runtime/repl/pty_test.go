@@ -142,6 +142,7 @@ func TestREPLOnPty(t *testing.T) {
 	history := filepath.Join(dir, "state", "repl_history")
 
 	tm := startREPL(t, history)
+	tm.expect(".help for help") // the banner names .help
 	tm.expect("> ")
 
 	// Multi-line input: an open brace asks for more with the continuation prompt.

@@ -24,7 +24,13 @@ type Options struct {
 	Install func(vu runtime.VU) error
 	Env     map[string]string
 	Args    []string
+	// Banner is the first line an interactive session prints (not piped input); it should name
+	// .help. Empty: DefaultBanner.
+	Banner string
 }
+
+// DefaultBanner is the banner when Options.Banner is empty.
+const DefaultBanner = "moshscript REPL: .help for help, .exit or Ctrl-D to leave"
 
 // Run runs the REPL until Ctrl-D, .exit, exit(n) or ctx ends. It returns nil on a normal end,
 // and the code of exit(n) as an *exitcode.Error. Ctrl-C is handled here (clear the line, or

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 
 	"github.com/dop251/goja"
 
@@ -51,6 +52,10 @@ func run(ctx context.Context, o Options) error {
 	if stderr == nil {
 		stderr = os.Stderr
 	}
+	// The loop goroutine (console.log from a timer between inputs) and this one (results,
+	// errors) write to the same streams: one lock makes each write whole and race-free.
+	var mu sync.Mutex
+	stdout, stderr = &lockedWriter{mu: &mu, w: stdout}, &lockedWriter{mu: &mu, w: stderr}
 	sess, err := runtime.NewSession(ctx, replName, runtime.Options{
 		Args: o.Args, Env: o.Env, Stdout: stdout, Stderr: stderr, Install: o.Install,
 	})
@@ -72,6 +77,13 @@ func run(ctx context.Context, o Options) error {
 	signal.Notify(r.sigint, os.Interrupt)
 	defer signal.Stop(r.sigint)
 
+	if r.ed.Interactive() {
+		banner := o.Banner
+		if banner == "" {
+			banner = DefaultBanner
+		}
+		_, _ = fmt.Fprintln(r.stdout, banner)
+	}
 	return r.loop()
 }
 
@@ -305,4 +317,17 @@ func settle(vm *goja.Runtime, v goja.Value, done chan<- outcome) error {
 	})
 	_, err := then(obj, onFulfilled, onRejected)
 	return err
+}
+
+// lockedWriter serialises writes to w under mu (shared by stdout and stderr, so their lines
+// interleave whole).
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	goruntime "runtime"
+	"strings"
+	"testing"
+)
+
+func TestVersion(t *testing.T) {
+	s := newSandbox(t)
+	o := s.run("", "--version")
+	if o.code != 0 || o.stderr != "" {
+		t.Fatalf("mosh --version: exit %d, stderr %q", o.code, o.stderr)
+	}
+	line := strings.TrimSpace(o.stdout)
+	if !strings.HasPrefix(line, "mosh ") || !strings.Contains(line, " commit ") ||
+		!strings.Contains(line, goruntime.Version()) || !strings.HasSuffix(line, goruntime.GOOS+"/"+goruntime.GOARCH) {
+		t.Errorf("mosh --version = %q: want version, commit, Go version and platform", line)
+	}
+	// A commit the build stamped is shown, shortened.
+	v := buildVersion{Version: "v1.2.3", Commit: "0123456789abcdef0123", Modified: true, Time: "2026-12-03T08:00:00Z", Go: "go1.99", Platform: "linux/amd64"}
+	if got, want := v.String(), "mosh v1.2.3 commit 0123456789ab (modified) 2026-12-03T08:00:00Z go1.99 linux/amd64"; got != want {
+		t.Errorf("String = %q, want %q", got, want)
+	}
+}
+
+func TestCompletionScripts(t *testing.T) {
+	s := newSandbox(t)
+	for shell, marker := range map[string]string{"bash": "# bash completion V2 for mosh", "zsh": "#compdef mosh", "fish": "complete -c mosh"} {
+		o := s.run("", "completion", shell)
+		if o.code != 0 || !strings.Contains(o.stdout, marker) {
+			t.Errorf("mosh completion %s: exit %d, stdout starts %.80q, stderr %q", shell, o.code, o.stdout, o.stderr)
+		}
+	}
+	if o := s.run("", "completion"); o.code != 1 || !strings.Contains(o.stderr, "bash|zsh|fish") {
+		t.Errorf("mosh completion (no shell): exit %d, stderr %q", o.code, o.stderr)
+	}
+	// Verbs, script verbs included, complete.
+	s.addVerb("deploy", "// usage: mosh deploy\n// summary: ship it\nconsole.log(1)\n")
+	o := s.run("", "__complete", "")
+	for _, want := range []string{"herd\t", "ps\t", "deploy\t", "completion\t"} {
+		if !strings.Contains(o.stdout, want) {
+			t.Errorf("__complete '': %q missing from\n%s", want, o.stdout)
+		}
+	}
+}
+
+// TestMemberNamesComplete: verbs that take NAME complete the running herd's member names, and
+// completing never starts a daemon.
+func TestMemberNamesComplete(t *testing.T) {
+	e := newHerdEnv(t)
+	out, _, _ := e.run("__complete", "herd", "kill", "")
+	if strings.Contains(out, "\t") {
+		t.Errorf("no daemon: completion offered %q", out)
+	}
+	if _, err := os.Stat(filepath.Join(e.home, "herd", "mosh.sock")); err == nil {
+		t.Fatal("completing started the daemon")
+	}
+	if out, _, _ := e.run("herd", "daemon", "status", "--json"); !strings.Contains(out, `"running": false`) {
+		t.Fatalf("completing started the daemon: %s", out)
+	}
+	e.ok("herd", "run", "--name", "api", "--", "/bin/sh")
+	e.ok("herd", "run", "--name", "web", "--", "/bin/sh")
+	for _, args := range [][]string{{"herd", "kill", ""}, {"attach", ""}, {"wait", "api", ""}, {"herd", "read", "w"}} {
+		out, _, _ := e.run(append([]string{"__complete"}, args...)...)
+		names := map[string]bool{}
+		for _, l := range strings.Split(out, "\n") {
+			if n, _, ok := strings.Cut(l, "\t"); ok && !strings.HasPrefix(l, ":") {
+				names[n] = true
+			}
+		}
+		switch args[len(args)-2] {
+		case "api": // wait api <TAB>: api is given already
+			if names["api"] || !names["web"] {
+				t.Errorf("mosh %v: got %v", args, names)
+			}
+		case "read": // prefix w
+			if names["api"] || !names["web"] {
+				t.Errorf("mosh %v: got %v", args, names)
+			}
+		default:
+			if !names["api"] || !names["web"] {
+				t.Errorf("mosh %v: got %v", args, names)
+			}
+		}
+	}
+}
+
+// TestMaxOnlyWhereScriptsRun: --max (how many times alive reads true) is offered by the commands
+// that run a script (the root, run, script verbs) and by no other verb.
+func TestMaxOnlyWhereScriptsRun(t *testing.T) {
+	s := newSandbox(t)
+	s.addVerb("loop", "// summary: loop\nlet n = 0; while (alive) n++; console.log(n)\n")
+	for _, args := range [][]string{{"--help"}, {"run", "--help"}, {"loop", "--help"}} {
+		if o := s.run("", args...); o.code != 0 || !strings.Contains(o.stdout, "--max") {
+			t.Errorf("mosh %v: exit %d, --max missing:\n%s", args, o.code, o.stdout)
+		}
+	}
+	for _, args := range [][]string{{"herd", "kill", "--help"}, {"ps", "--help"}, {"herd", "tasks", "--help"}, {"commands", "--help"}} {
+		if o := s.run("", args...); o.code != 0 || strings.Contains(o.stdout, "--max") {
+			t.Errorf("mosh %v: exit %d, shows --max:\n%s", args, o.code, o.stdout)
+		}
+	}
+	s.run("", "loop", "--max", "5").expect(t, "loop --max 5", 0, "5\n", "hit --max 5 — stopping (pass --max to go longer)\n")
+	s.run("", "--max", "4", "loop").expect(t, "--max 4 loop", 0, "4\n", "hit --max 4 — stopping (pass --max to go longer)\n")
+	s.run("", "run", "--max", "2", "-").expect(t, "run --max 2 -", 0, "", "")
+}
+
+// TestJSONOnErrors: a verb run with --json prints JSON on stdout even when it fails: kill its
+// own result shape, the others {"error": {message, exitCode}}; the message is on stderr too.
+func TestJSONOnErrors(t *testing.T) {
+	e := newHerdEnv(t)
+	e.ok("herd", "run", "--name", "api", "--", "/bin/sh")
+	out, errs, code := e.run("kill", "ghost", "--json")
+	var kr struct {
+		Killed  []string `json:"killed"`
+		Missing []string `json:"missing"`
+	}
+	if code != 3 || json.Unmarshal([]byte(out), &kr) != nil || len(kr.Killed) != 0 || len(kr.Missing) != 1 || kr.Missing[0] != "ghost" {
+		t.Errorf("kill ghost --json: exit %d, stdout %q", code, out)
+	}
+	if !strings.Contains(errs, "no member named ghost") {
+		t.Errorf("kill ghost --json: stderr %q", errs)
+	}
+	for _, args := range [][]string{{"herd", "read", "ghost", "--json"}, {"herd", "explain", "ghost", "--json"}, {"herd", "task", "t-999", "--json"}} {
+		out, errs, code := e.run(args...)
+		var er struct {
+			Error struct {
+				Message  string `json:"message"`
+				ExitCode int    `json:"exitCode"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(out), &er); err != nil || er.Error.ExitCode != code || code == 0 || er.Error.Message == "" || !strings.Contains(errs, er.Error.Message) {
+			t.Errorf("mosh %v: exit %d, stdout %q (%v), stderr %q", args, code, out, err, errs)
+		}
+	}
+	// Without --json, stdout stays empty on failure.
+	if out, _, code := e.run("herd", "read", "ghost"); code != 3 || out != "" {
+		t.Errorf("herd read ghost: exit %d, stdout %q", code, out)
+	}
+}
+
+// TestJQ: every --json verb takes --jq EXPR (a gjson path), which implies --json and filters the
+// output through one helper: strings raw, other values compact JSON; failures are filtered too.
+func TestJQ(t *testing.T) {
+	e := newHerdEnv(t)
+	if got := strings.TrimSpace(e.ok("herd", "run", "--name", "api", "--jq", "name", "--", "/bin/sh")); got != "api" {
+		t.Errorf("herd run --jq name = %q", got)
+	}
+	e.ok("herd", "run", "--name", "web", "--", "/bin/sh")
+	if got := e.ok("ps", "--jq", "#.name"); got != "[\"api\",\"web\"]\n" {
+		t.Errorf("ps --jq #.name = %q", got)
+	}
+	if got := e.ok("ps", "--jq", `#(name=="web").name`); got != "web\n" {
+		t.Errorf("ps --jq query = %q", got)
+	}
+	if out, _, code := e.run("kill", "ghost", "--jq", "missing"); code != 3 || out != "[\"ghost\"]\n" {
+		t.Errorf("kill ghost --jq missing: exit %d, %q", code, out)
+	}
+	if out, _, code := e.run("herd", "read", "ghost", "--jq", "error.exitCode"); code != 3 || out != "3\n" {
+		t.Errorf("read ghost --jq error.exitCode: exit %d, %q", code, out)
+	}
+	if out, errs, code := e.run("ps", "--jq", ""); code != 1 || out != "" || !strings.Contains(errs, "gjson path") {
+		t.Errorf("ps --jq '': exit %d, %q, %q", code, out, errs)
+	}
+	// Only verbs with --json take it.
+	if _, errs, code := e.run("attach", "api", "--jq", "x"); code != 1 || !strings.Contains(errs, "unknown flag: --jq") {
+		t.Errorf("attach --jq: exit %d, %q", code, errs)
+	}
+}
