@@ -458,5 +458,3 @@ func hCancelTask(ctx context.Context, sc *serverConn, params json.RawMessage) (a
 	}
 	return sc.d.cancelTask(id)
 }
-
-func init() { handlers[MethodCancelTask] = hCancelTask }
