@@ -176,11 +176,12 @@ func (d *daemon) taskEventLocked(m *member, ev *Event, exited bool) *ledgerOp {
 		return op
 	}
 	ev.Task = t.id
-	if t.typed && (ev.State == StateWorking || ev.State == StateBlocked) && (ev.Authority != AuthorityRuntime || !m.hooked) {
-		// The engine took the prompt up. The daemon's own prompt claim (runtime) counts only for
-		// a member whose engine never reported a hook: one that does says so itself
-		// (UserPromptSubmit), and an engine still finishing its last turn can leave the typed
-		// prompt in its input box for a while, its old done line on the screen.
+	if t.typed && (ev.State == StateWorking || ev.State == StateBlocked) && (ev.Authority == AuthorityHook || ev.Authority == AuthorityRemote || !m.hooked) {
+		// The engine took the prompt up. For a member whose engine reports hooks only the engine
+		// itself says so (UserPromptSubmit): neither the daemon's own prompt claim (runtime) nor
+		// the screen counts, since an engine still finishing its last turn can leave the typed
+		// prompt in its input box for a while, its old done line on the screen and a spinner
+		// in its title (the real Claude Code closed queued tasks with the old turn's screen).
 		t.sawActive = true
 	}
 	turnEnded := (t.typed && t.sawActive && (ev.State == StateDone || ev.State == StateIdle)) ||
