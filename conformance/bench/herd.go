@@ -552,6 +552,22 @@ func (b *herdBench) benchCPU(ctx context.Context, pid int, dur time.Duration) er
 	return nil
 }
 
+// cpuPercent is process pid's CPU over d, in % of one core.
+func cpuPercent(pid int, d time.Duration) (float64, error) {
+	t0, err := cpuTicks(pid)
+	if err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	time.Sleep(d)
+	t1, err := cpuTicks(pid)
+	if err != nil {
+		return 0, err
+	}
+	const clkTck = 100 // USER_HZ on Linux
+	return float64(t1-t0) / clkTck / time.Since(start).Seconds() * 100, nil
+}
+
 // cpuTicks reads utime+stime (clock ticks) from /proc/PID/stat.
 func cpuTicks(pid int) (int64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))

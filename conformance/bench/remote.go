@@ -362,17 +362,4 @@ func remoteFit(per float64) string {
 }
 
 // daemonCPU is the daemon's CPU over dur, in % of one core.
-func (b *remoteBench) daemonCPU(dur time.Duration) (float64, error) {
-	t0, err := cpuTicks(b.pid)
-	if err != nil {
-		return 0, err
-	}
-	start := time.Now()
-	time.Sleep(dur)
-	t1, err := cpuTicks(b.pid)
-	if err != nil {
-		return 0, err
-	}
-	const clkTck = 100 // USER_HZ on Linux
-	return float64(t1-t0) / clkTck / time.Since(start).Seconds() * 100, nil
-}
+func (b *remoteBench) daemonCPU(dur time.Duration) (float64, error) { return cpuPercent(b.pid, dur) }

@@ -144,19 +144,7 @@ func cpuCount() int {
 }
 
 // daemonCPU is the daemon's CPU over d, in % of one core.
-func (b *scaleBench) daemonCPU(d time.Duration) (float64, error) {
-	t0, err := cpuTicks(b.pid)
-	if err != nil {
-		return 0, err
-	}
-	start := time.Now()
-	time.Sleep(d)
-	t1, err := cpuTicks(b.pid)
-	if err != nil {
-		return 0, err
-	}
-	return float64(t1-t0) / 100 / time.Since(start).Seconds() * 100, nil
-}
+func (b *scaleBench) daemonCPU(d time.Duration) (float64, error) { return cpuPercent(b.pid, d) }
 
 func (b *scaleBench) fds() int {
 	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", b.pid))
