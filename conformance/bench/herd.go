@@ -62,20 +62,12 @@ func runHerdBench(args []string) error {
 		return runSideBySide(*only, *base, *rounds, *sizes, *trials)
 	}
 
-	root, err := moduleRoot()
-	if err != nil {
-		return err
-	}
-	bin, err := os.MkdirTemp("", "mhbin")
+	root, bin, mosh, err := buildMosh("mhbin")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(bin)
-	b := &herdBench{mosh: filepath.Join(bin, "mosh")}
-	fmt.Println("building mosh …")
-	if err := goBuild(root, b.mosh, "./cmd/mosh"); err != nil {
-		return err
-	}
+	b := &herdBench{mosh: mosh}
 	if _, err := os.Stat(filepath.Join(root, "herd", "fakeengine")); err == nil {
 		if err := goBuild(root, filepath.Join(bin, "fakeengine"), "./herd/fakeengine"); err != nil {
 			fmt.Printf("  (fake engine does not build, members are /bin/sh: %v)\n", err)
@@ -144,6 +136,24 @@ func moduleRoot() (string, error) {
 		return "", errors.New("not inside the mosh module: run `go run ./conformance/bench herd` from the repository")
 	}
 	return filepath.Dir(mod), nil
+}
+
+// buildMosh builds ./cmd/mosh into a new temporary folder (named after prefix) and returns the
+// module root, the folder (the caller removes it) and the binary.
+func buildMosh(prefix string) (root, bin, mosh string, err error) {
+	if root, err = moduleRoot(); err != nil {
+		return "", "", "", err
+	}
+	if bin, err = os.MkdirTemp("", prefix); err != nil {
+		return "", "", "", err
+	}
+	mosh = filepath.Join(bin, "mosh")
+	fmt.Println("building mosh …")
+	if err := goBuild(root, mosh, "./cmd/mosh"); err != nil {
+		os.RemoveAll(bin)
+		return "", "", "", err
+	}
+	return root, bin, mosh, nil
 }
 
 func goBuild(root, out, pkg string) error {

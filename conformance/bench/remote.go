@@ -23,7 +23,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -83,20 +82,11 @@ func runRemoteBench(args []string) (err error) {
 		sizes = append(sizes, v)
 	}
 
-	root, err := moduleRoot()
-	if err != nil {
-		return err
-	}
-	bin, err := os.MkdirTemp("", "mrbin")
+	_, bin, mosh, err := buildMosh("mrbin")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(bin)
-	mosh := filepath.Join(bin, "mosh")
-	fmt.Println("building mosh …")
-	if err := goBuild(root, mosh, "./cmd/mosh"); err != nil {
-		return err
-	}
 	home, err := os.MkdirTemp("", "mrb")
 	if err != nil {
 		return err

@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -59,20 +58,12 @@ func runScaleBench(args []string) (err error) {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	root, err := moduleRoot()
-	if err != nil {
-		return err
-	}
-	bin, err := os.MkdirTemp("", "mscbin")
+	_, bin, mosh, err := buildMosh("mscbin")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(bin)
-	b := &scaleBench{mosh: filepath.Join(bin, "mosh")}
-	fmt.Println("building mosh …")
-	if err := goBuild(root, b.mosh, "./cmd/mosh"); err != nil {
-		return err
-	}
+	b := &scaleBench{mosh: mosh}
 	if b.home, err = os.MkdirTemp("", "msc"); err != nil {
 		return err
 	}
