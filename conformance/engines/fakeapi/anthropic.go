@@ -23,6 +23,7 @@ type anthropicRequest struct {
 type anthropicBlock struct {
 	Type    string          `json:"type"`
 	Text    string          `json:"text"`
+	Name    string          `json:"name"`    // tool_use
 	Content json.RawMessage `json:"content"` // tool_result: a string or text blocks
 }
 
@@ -53,8 +54,11 @@ func (req anthropicRequest) conversation() conversation {
 		// tool_result of a denied call, after it: whichever comes last decides.
 		var texts, results []string
 		var after []string // prompt text after the last tool_result
+		var calls []string
 		for _, b := range anthropicBlocks(m.Content) {
 			switch b.Type {
+			case "tool_use":
+				calls = append(calls, b.Name)
 			case "text":
 				texts = append(texts, b.Text)
 				if typedByUser(b.Text) {
@@ -73,6 +77,7 @@ func (req anthropicRequest) conversation() conversation {
 			}
 		}
 		if m.Role != "user" {
+			c.calls = append(calls, c.calls...)
 			continue
 		}
 		if len(results) == 0 && len(texts) > 0 {
@@ -88,10 +93,11 @@ func (req anthropicRequest) conversation() conversation {
 }
 
 // typedByUser tells prompt text from what Claude Code adds on its own: system reminders and
-// the "[Request interrupted by user…]" note after a denial or an Esc.
+// the "[Request interrupted by user…]" note after a denial or an Esc, and "Tool loaded." after
+// a ToolSearch result.
 func typedByUser(text string) bool {
 	t := strings.TrimSpace(text)
-	return t != "" && !strings.HasPrefix(t, "<system-reminder>") && !strings.HasPrefix(t, "[Request interrupted")
+	return t != "" && t != "Tool loaded." && !strings.HasPrefix(t, "<system-reminder>") && !strings.HasPrefix(t, "[Request interrupted")
 }
 
 // blockText flattens tool_result content (a string, or a list of {type:text,text}).

@@ -255,6 +255,9 @@ type conversation struct {
 	prompt          string // text of the latest user message that is not a tool result
 	afterToolResult bool   // the last non-system message carries a tool result
 	toolResult      string // that result's text, for the final answer
+
+	calls []string // tools called since the latest prompt, in order (Anthropic only; delegate.go)
+	body  []byte   // the raw request (delegate.go finds deferred tool names in it)
 }
 
 // toolCall is a tool invocation the scripted turn makes.
@@ -277,6 +280,9 @@ func (t turn) text() string { return strings.Join(t.chunks, "") }
 func (s *Server) plan(c conversation) turn {
 	if len(c.tools) == 0 && !s.opts.AnswerSideRequests {
 		return turn{kind: KindSide, chunks: []string{SideText}}
+	}
+	if t, ok := delegateTurn(c); ok {
+		return t
 	}
 	if c.afterToolResult {
 		return turn{kind: KindFinal, chunks: []string{"Tool finished; ", "the fake model is done."}}
@@ -444,6 +450,7 @@ func (s *Server) accept(w http.ResponseWriter, r *http.Request, api string, req 
 		return e, t, false
 	}
 	c := req.conversation()
+	c.body = body
 	t = s.plan(c)
 	if t.kind == KindAPIError {
 		s.record(e, c, t, http.StatusBadRequest)
