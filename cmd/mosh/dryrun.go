@@ -80,6 +80,7 @@ var dryRunModes = map[string]dryMode{
 	"herd remote remove": dryNarrate,
 	"herd daemon stop":   dryNarrate,
 	"herd daemon":        dryRefuse,
+	"herd mcp":           dryRefuse,
 	"install":            dryNarrate, // prints each step and runs none (builtins/tools)
 	"gradient":           dryNarrate, // mosh --dry-run gradient …: names the command it would run
 	"template":           dryRead,
@@ -91,6 +92,7 @@ var dryRunModes = map[string]dryMode{
 // dryRefusals says why a dryRefuse command cannot dry-run.
 var dryRefusals = map[string]string{
 	"herd daemon": "it runs the daemon itself (status and stop take --dry-run)",
+	"herd mcp":    "it serves tools that an MCP host calls for real; herd_doctor checks the setup without acting",
 	"attach":      "it hands this terminal to the member, and every key typed goes to it: mosh herd read NAME shows the screen without typing",
 	"herd attach": "it hands this terminal to the member, and every key typed goes to it: mosh herd read NAME shows the screen without typing",
 }

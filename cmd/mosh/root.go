@@ -33,6 +33,7 @@ var commandFamilies = []func(gs *globalState) []*cobra.Command{
 	serveFamily,  // serve.go
 	tasksFamily,  // tasks.go
 	toolsFamily,  // tools.go
+	mcpFamily,    // mcp.go
 }
 
 // parentSummaries describe the parents that group verbs, used when the parent is created.

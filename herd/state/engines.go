@@ -99,6 +99,15 @@ type Engine struct {
 	// PromptBox is the shape of the box drawn around the input line (nil =
 	// DefaultPromptBox).
 	PromptBox *PromptBox `json:"promptBox,omitempty"`
+	// ModelAliases map a short model name to what ModelFlag takes (`herd mcp` spawn's model);
+	// a name not listed passes through as is. DefaultModel is used when the caller names none
+	// ("" = the engine's own default).
+	ModelAliases map[string]string `json:"modelAliases,omitempty"`
+	DefaultModel string            `json:"defaultModel,omitempty"`
+	// ThinkingArgs set a thinking level ("{level}" is replaced) for one of ThinkingLevels; no
+	// ThinkingArgs = the engine takes no thinking level.
+	ThinkingArgs   []string `json:"thinkingArgs,omitempty"`
+	ThinkingLevels []string `json:"thinkingLevels,omitempty"`
 
 	compiled []*compiledRule
 	prompt   *regexpT

@@ -1,0 +1,432 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mosh-dev/mosh/herd"
+	"github.com/mosh-dev/mosh/herd/state"
+)
+
+type spawnIn struct {
+	Prompt       string   `json:"prompt" jsonschema:"The task, self-contained: goal, constraints, acceptance criteria, tests."`
+	Kind         *string  `json:"kind,omitempty" jsonschema:"Engine from the herd's engines table (claude, codex, pi, opencode, gemini, …); default from config (pi)."`
+	Model        *string  `json:"model,omitempty" jsonschema:"Model alias from the engines table, or a model name the engine takes."`
+	Thinking     *string  `json:"thinking,omitempty" jsonschema:"Thinking level, for engines whose table row has thinkingLevels."`
+	Name         *string  `json:"name,omitempty" jsonschema:"Member name; default <kind>-<id>."`
+	Cwd          *string  `json:"cwd,omitempty" jsonschema:"Working directory; default the session cwd. Must be inside allowCwd when configured."`
+	Role         *string  `json:"role,omitempty" jsonschema:"worker (default) or reviewer (read-only envelope)."`
+	Wait         *bool    `json:"wait,omitempty" jsonschema:"Wait for a settled state (default true); false returns a live handle at once."`
+	TimeoutMs    *int64   `json:"timeout_ms,omitempty" jsonschema:"Wait budget in ms (default 900000). A timeout returns status running."`
+	AgentArgs    []string `json:"agent_args,omitempty" jsonschema:"Raw flags passed to the engine after its own."`
+	ClientTaskID *string  `json:"client_task_id,omitempty" jsonschema:"Idempotency key: a repeat returns the existing task."`
+	Isolated     *bool    `json:"isolated,omitempty" jsonschema:"Run in a fresh git worktree on branch <branchPrefix>/<taskId>."`
+	Machine      *string  `json:"machine,omitempty" jsonschema:"A remote herd; spawning there is not supported yet (see the error)."`
+}
+
+var spawnDef = toolDef{name: "spawn_agent",
+	desc: "Delegate a self-contained task to a terminal coding agent (a new herd member): gates, task record, optional isolated git worktree, " +
+		"task envelope, wait until idle/done/blocked, then an AgentResult with evidence (final message, result.md, git diff, tests). " +
+		"Never answers a blocked agent: if status=blocked, ask the user, then call message_agent with kind ANSWER.",
+	allowed: map[string]string{
+		"prompt":         "a non-empty string",
+		"kind":           "an engine name or alias of the engines table",
+		"model":          "a model alias or name (engines without a model flag take none)",
+		"thinking":       "one of the engine's thinkingLevels",
+		"name":           "^[a-z][a-z0-9_-]{0,31}$",
+		"cwd":            "an existing directory, inside allowCwd when configured",
+		"role":           "worker or reviewer",
+		"wait":           "true or false",
+		"timeout_ms":     "an integer >= 1 (milliseconds), clamped to 10000..3600000",
+		"agent_args":     "an array of strings",
+		"client_task_id": "a string of 1..200 characters",
+		"isolated":       "true or false",
+		"machine":        "a remote member's name or host on the roster",
+	},
+	mins:  map[string]float64{"timeout_ms": 1},
+	enums: map[string][]any{"role": {"worker", "reviewer"}},
+}
+
+// spawnPlan is a validated spawn.
+type spawnPlan struct {
+	in        spawnIn
+	eng       *state.Engine
+	kind      string
+	model     string
+	thinking  string
+	role      string
+	name      string
+	cwd       string
+	wait      bool
+	timeout   time.Duration
+	isolated  bool
+	clientKey string
+	args      []string
+}
+
+func (s *Server) engines() *state.Table { return state.Load(herd.HerdDir(s.home)) }
+
+func (s *Server) planSpawn(in spawnIn) (*spawnPlan, error) {
+	tool := s.prefix + spawnDef.name
+	bad := func(p, got string) error {
+		return &paramError{tool: tool, param: p, allowed: spawnDef.allowed[p], got: got}
+	}
+	p := &spawnPlan{in: in}
+	if strings.TrimSpace(in.Prompt) == "" {
+		return nil, bad("prompt", "an empty or missing prompt")
+	}
+	p.role = "worker"
+	if in.Role != nil {
+		if *in.Role != "worker" && *in.Role != "reviewer" {
+			return nil, bad("role", fmt.Sprintf("%q", *in.Role))
+		}
+		p.role = *in.Role
+	}
+	ms, err := intParam(tool, "timeout_ms", in.TimeoutMs, s.cfg.DefaultTimeoutMs, minTimeoutMs, maxTimeoutMs, true, spawnDef.allowed["timeout_ms"])
+	if err != nil {
+		return nil, err
+	}
+	p.timeout = time.Duration(ms) * time.Millisecond
+	p.wait = boolOr(in.Wait, true)
+	p.isolated = boolOr(in.Isolated, false)
+	if in.ClientTaskID != nil {
+		if l := len(*in.ClientTaskID); l == 0 || l > 200 {
+			return nil, bad("client_task_id", fmt.Sprintf("%d characters", l))
+		}
+		p.clientKey = *in.ClientTaskID
+	}
+	kind := s.cfg.DefaultKind
+	if in.Kind != nil {
+		kind = *in.Kind
+	}
+	tab := s.engines()
+	eng, err := tab.Resolve(kind)
+	if err != nil {
+		return nil, &paramError{tool: tool, param: "kind", allowed: "one of " + strings.Join(tab.Names(), ", "), got: fmt.Sprintf("%q", kind)}
+	}
+	p.eng, p.kind = eng, eng.Name
+	model := eng.DefaultModel
+	if in.Model != nil {
+		model = *in.Model
+	}
+	if model != "" {
+		if eng.ModelFlag == "" {
+			return nil, &paramError{tool: tool, param: "model", allowed: fmt.Sprintf("none: kind %s takes no model (its engines-table row has no modelFlag)", eng.Name), got: fmt.Sprintf("%q", model)}
+		}
+		if m, ok := eng.ModelAliases[model]; ok {
+			model = m
+		}
+		p.model = model
+		p.args = append(p.args, eng.ModelFlag, model)
+	}
+	if in.Thinking != nil && *in.Thinking != "" {
+		if len(eng.ThinkingArgs) == 0 {
+			return nil, &paramError{tool: tool, param: "thinking", allowed: fmt.Sprintf("none: kind %s takes no thinking level (its engines-table row has no thinkingArgs)", eng.Name), got: fmt.Sprintf("%q", *in.Thinking)}
+		}
+		if !slices.Contains(eng.ThinkingLevels, *in.Thinking) {
+			return nil, &paramError{tool: tool, param: "thinking", allowed: fmt.Sprintf("one of %s for kind %s", strings.Join(eng.ThinkingLevels, ", "), eng.Name), got: fmt.Sprintf("%q", *in.Thinking)}
+		}
+		p.thinking = *in.Thinking
+		for _, a := range eng.ThinkingArgs {
+			p.args = append(p.args, strings.ReplaceAll(a, "{level}", p.thinking))
+		}
+	}
+	p.args = append(p.args, in.AgentArgs...)
+	if in.Name != nil {
+		if !herd.ValidName(*in.Name) {
+			return nil, bad("name", fmt.Sprintf("%q", *in.Name))
+		}
+		p.name = *in.Name
+	}
+	if in.Machine != nil && *in.Machine != "" {
+		return nil, fmt.Errorf("spawning on machine %q is not supported: a remote herd (another `mosh herd serve`) has no A2A method that starts a member, "+
+			"and this adapter would need file access to the remote checkout for the diff and result.md. What it would take: a herd-level `member.start` "+
+			"behind serve's auth plus an artifact channel (herd/PROTOCOL.md, \"MCP adapter\"). Today: start the member on that machine "+
+			"(`mosh herd start` there), `mosh herd remote add` it here, then use message_agent / get_agent_result / list_agents with it", *in.Machine)
+	}
+	cwd := s.cwd
+	if in.Cwd != nil && *in.Cwd != "" {
+		cwd = expandHome(*in.Cwd)
+		if !filepath.IsAbs(cwd) {
+			cwd = filepath.Join(s.cwd, cwd)
+		}
+	}
+	p.cwd = filepath.Clean(cwd)
+	return p, nil
+}
+
+// gates: enabled, cwd exists and is allowed.
+func (s *Server) gates(p *spawnPlan) error {
+	if !s.cfg.Enabled {
+		return fmt.Errorf("spawning is disabled (\"enabled\": false in %s): set it to true to delegate; running agents are not affected", ConfigPath(s.home))
+	}
+	st, err := os.Stat(p.cwd)
+	if err != nil || !st.IsDir() {
+		return &paramError{tool: s.prefix + spawnDef.name, param: "cwd", allowed: "an existing directory", got: fmt.Sprintf("%q (%v)", p.cwd, orNotDir(err))}
+	}
+	if len(s.cfg.AllowCwd) > 0 {
+		real, err := filepath.EvalSymlinks(p.cwd)
+		if err != nil {
+			real = p.cwd
+		}
+		for _, a := range s.cfg.AllowCwd {
+			ra, err := filepath.EvalSymlinks(a)
+			if err != nil {
+				ra = filepath.Clean(a)
+			}
+			if real == ra || strings.HasPrefix(real, ra+string(filepath.Separator)) {
+				return nil
+			}
+		}
+		return &paramError{tool: s.prefix + spawnDef.name, param: "cwd", allowed: "a directory inside allowCwd (" + strings.Join(s.cfg.AllowCwd, ", ") + ", from " + ConfigPath(s.home) + ")", got: fmt.Sprintf("%q", p.cwd)}
+	}
+	return nil
+}
+
+func orNotDir(err error) error {
+	if err == nil {
+		return errors.New("not a directory")
+	}
+	return err
+}
+
+func (s *Server) spawn(ctx context.Context, in spawnIn) (any, string, error) {
+	p, err := s.planSpawn(in)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := s.gates(p); err != nil {
+		return nil, "", err
+	}
+	deadline := time.Now().Add(p.timeout)
+	if p.clientKey != "" {
+		s.spawnM.Lock()
+		existing := s.store.byClientTaskID(p.clientKey)
+		s.spawnM.Unlock()
+		if existing != nil {
+			return s.resultOf(ctx, existing, p.wait, deadline)
+		}
+	}
+	id := newTaskID()
+	if err := s.slots.acquire(ctx, id, time.Duration(s.cfg.QueueTimeoutMs)*time.Millisecond); err != nil {
+		return nil, "", err
+	}
+	s.spawnM.Lock()
+	if p.clientKey != "" {
+		if existing := s.store.byClientTaskID(p.clientKey); existing != nil {
+			s.spawnM.Unlock()
+			s.slots.release(id)
+			return s.resultOf(ctx, existing, p.wait, deadline)
+		}
+	}
+	if p.name == "" {
+		p.name = p.kind + "-" + id[2:8]
+		if !herd.ValidName(p.name) {
+			p.name = "agent-" + id[2:8]
+		}
+	}
+	r := &record{ID: id, ClientTaskID: p.clientKey, Status: recStarting, Role: p.role, Kind: p.kind, Model: p.model, Thinking: p.thinking,
+		Name: p.name, Cwd: p.cwd, WorkDir: p.cwd, Prompt: p.in.Prompt, AgentArgs: p.in.AgentArgs, CreatedMs: time.Now().UnixMilli()}
+	err = s.store.create(r) // the record exists before the member: a crash leaves it inspectable
+	s.spawnM.Unlock()
+	if err != nil {
+		s.slots.release(id)
+		return nil, "", err
+	}
+	s.store.prune(s.cfg.Retention)
+	fail := func(err error) (any, string, error) {
+		r.Status, r.Error = statusFailed, err.Error()
+		r.SettledMs = time.Now().UnixMilli()
+		_ = s.store.save(r)
+		s.slots.release(id)
+		res := s.harvest(ctx, r)
+		return res, render(res), nil
+	}
+	if p.isolated {
+		if err := s.makeWorktree(ctx, r); err != nil {
+			return fail(err)
+		}
+	}
+	if head, err := git(ctx, r.WorkDir, "rev-parse", "HEAD"); err == nil {
+		r.BaselineHead = strings.TrimSpace(head)
+		if st, err := git(ctx, r.WorkDir, "status", "--porcelain"); err == nil {
+			for _, l := range lines(st) {
+				if len(l) > 3 {
+					r.DirtyAtStart = append(r.DirtyAtStart, strings.TrimSpace(l[2:]))
+				}
+			}
+		}
+	}
+	_ = s.store.save(r)
+	if _, err := s.c.Start(ctx, herd.StartParams{Engine: p.kind, Name: p.name, Cwd: r.WorkDir, Agent: s.cfg.Autonomous && p.role == "worker", Args: p.args}); err != nil {
+		return fail(fmt.Errorf("starting %s (kind %s) in %s: %v", p.name, p.kind, r.WorkDir, err))
+	}
+	// Boot: wait until the engine is at its prompt (or shows a dialog, which the host must see).
+	boot := min(time.Until(deadline), 2*time.Minute)
+	w, err := s.c.Wait(ctx, []string{p.name}, herd.WaitOptions{States: []string{herd.StateIdle, herd.StateDone, herd.StateBlocked}, Timeout: boot})
+	if err != nil {
+		if w != nil && w.Outcome == herd.OutcomeTimeout {
+			r.Status = recRunning
+			r.Error = fmt.Sprintf("the agent did not reach its prompt within %s; the envelope was not typed", boot.Round(time.Second))
+			_ = s.store.save(r)
+			s.watch(r)
+			res := s.harvest(ctx, r)
+			return res, render(res), nil
+		}
+		return fail(fmt.Errorf("%s did not start: %v", p.name, err))
+	}
+	if len(w.Results) == 1 && w.Results[0].State == herd.StateBlocked {
+		r.Status = statusBlocked
+		r.Error = "the agent showed a dialog before the envelope could be typed (trust or login?): answer it, then message_agent the task"
+		_ = s.store.save(r)
+		res := s.harvest(ctx, r)
+		return res, render(res), nil
+	}
+	pr, err := s.c.Prompt(ctx, p.name, envelope(r), herd.PromptOptions{})
+	if err != nil {
+		return fail(fmt.Errorf("typing the task envelope into %s: %v", p.name, err))
+	}
+	r.HerdTask, r.Status, r.StartedMs = pr.Task, recRunning, time.Now().UnixMilli()
+	if err := s.store.save(r); err != nil {
+		return nil, "", err
+	}
+	if p.wait {
+		s.waitTask(ctx, r, deadline)
+	}
+	res := s.harvest(ctx, r)
+	if res.Status == statusRunning {
+		s.watch(r)
+	}
+	return res, render(res), nil
+}
+
+// resultOf is get_agent_result on an owned record: wait (when asked and running) then harvest.
+func (s *Server) resultOf(ctx context.Context, r *record, wait bool, deadline time.Time) (any, string, error) {
+	if wait {
+		s.waitTask(ctx, r, deadline)
+	}
+	res := s.harvest(ctx, r)
+	return res, render(res), nil
+}
+
+// waitTask waits until the record's herd task settles (closed, or blocked) or the member goes,
+// event-driven (a subscription), bounded by deadline.
+func (s *Server) waitTask(ctx context.Context, r *record, deadline time.Time) {
+	if r.HerdTask == "" {
+		return
+	}
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	sub, err := s.c.Subscribe(ctx, r.Name)
+	if err != nil {
+		return
+	}
+	defer sub.Close()
+	for {
+		t, err := s.c.Task(ctx, r.HerdTask)
+		if err != nil || !t.Open || t.State == herd.StateBlocked {
+			return
+		}
+		select {
+		case _, ok := <-sub.Events():
+			if !ok {
+				return
+			}
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// watch holds the task's concurrency slot until it settles, in the background.
+func (s *Server) watch(r *record) {
+	if !s.slots.held(r.ID) {
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for s.ctx.Err() == nil {
+			s.waitTask(s.ctx, r, time.Now().Add(time.Hour))
+			if s.ctx.Err() != nil {
+				return
+			}
+			cur, err := s.store.load(r.ID)
+			if err != nil {
+				s.slots.release(r.ID)
+				return
+			}
+			res := s.harvest(s.ctx, cur)
+			if res.Status != statusRunning {
+				s.slots.release(r.ID)
+				return
+			}
+			if r.HerdTask == "" {
+				// No envelope typed yet (boot timeout): the slot frees when the member goes.
+				if _, err := s.c.Wait(s.ctx, []string{r.Name}, herd.WaitOptions{States: []string{herd.StateGone}, Timeout: time.Hour}); err != nil && s.ctx.Err() == nil {
+					s.slots.release(r.ID)
+					return
+				}
+			}
+		}
+	}()
+}
+
+// makeWorktree creates the isolated worktree: $MOSH_HOME/mcp/worktrees/<repo>-<taskId> on branch
+// <branchPrefix>/<taskId> from HEAD; the agent runs in the same subdirectory of it as cwd.
+func (s *Server) makeWorktree(ctx context.Context, r *record) error {
+	top, err := git(ctx, r.Cwd, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return fmt.Errorf("isolated needs cwd inside a git repository: %v", err)
+	}
+	top = strings.TrimSpace(top)
+	head, err := git(ctx, top, "rev-parse", "HEAD")
+	if err != nil {
+		return fmt.Errorf("isolated needs a repository with at least one commit (%v): commit first, or spawn without isolated", err)
+	}
+	branch := s.cfg.BranchPrefix + "/" + r.ID
+	path := filepath.Join(s.store.dir, "worktrees", filepath.Base(top)+"-"+r.ID)
+	if _, err := git(ctx, top, "worktree", "add", "-b", branch, path, strings.TrimSpace(head)); err != nil {
+		return err
+	}
+	r.Worktree = &Worktree{Path: path, Branch: branch, Repo: top, Base: strings.TrimSpace(head)}
+	rc, _ := filepath.EvalSymlinks(r.Cwd)
+	rt, _ := filepath.EvalSymlinks(top)
+	r.WorkDir = path
+	if rel, err := filepath.Rel(rt, rc); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+		r.WorkDir = filepath.Join(path, rel)
+	}
+	return s.store.save(r)
+}
+
+// envelope is the text typed into the agent: the goal made self-contained, where to put the
+// result and messages, and how to finish. A reviewer gets a read-only variant.
+func envelope(r *record) string {
+	first := firstLine(r.Prompt, 300)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n\n", first)
+	fmt.Fprintf(&b, "<agent-message from=\"herd:orchestrator\" to=%q>\n", r.Name)
+	fmt.Fprintf(&b, "Assignment %s (role: %s) in %s.\n\n", r.ID, r.Role, r.WorkDir)
+	b.WriteString("GOAL, CONSTRAINTS, ACCEPTANCE AND TESTS:\n")
+	b.WriteString(strings.TrimSpace(r.Prompt))
+	b.WriteString("\n\nRULES:\n")
+	if r.Role == "reviewer" {
+		b.WriteString("- You are a REVIEWER: read only. Do not edit, create or delete files, do not commit, do not run commands that change the checkout.\n")
+		b.WriteString("- Report findings as BLOCKER / MAJOR / MINOR / NIT, each with file:line and the fix.\n")
+	} else {
+		b.WriteString("- Work only inside " + r.WorkDir + ". Do not commit or push unless the goal says so.\n")
+		b.WriteString("- Run the tests the goal names (or the project's own) before you finish, and report the command and its outcome.\n")
+	}
+	fmt.Fprintf(&b, "- When you need a decision, append one JSON line to %s: {\"ts\":\"<RFC3339>\",\"type\":\"BLOCKED\",\"text\":\"<the question>\"} and wait for an ANSWER.\n", filepath.Join(r.ArtifactDir, inboxFile))
+	b.WriteString("  Other types: REVIEW_REQUEST, NOTE, COMPLETE.\n")
+	fmt.Fprintf(&b, "- At the end write %s: first the lines \"status: completed|blocked\", \"summary: <one line>\", \"tests: <command> (<outcome>)\", \"files: <changed files, comma separated>\", then a blank line and your report.\n", filepath.Join(r.ArtifactDir, "result.md"))
+	fmt.Fprintf(&b, "- Your last message is: COMPLETE %s\n", filepath.Join(r.ArtifactDir, "result.md"))
+	b.WriteString("</agent-message>")
+	return b.String()
+}
