@@ -98,6 +98,9 @@ func TestRealClaudeDelegates(t *testing.T) {
 	}
 
 	out := t.TempDir()
+	if d := os.Getenv("MOSH_MCP_OUT"); d != "" {
+		out = d
+	}
 	apiLog, err := os.Create(filepath.Join(out, "api.log"))
 	if err != nil {
 		t.Fatal(err)
@@ -128,12 +131,27 @@ func TestRealClaudeDelegates(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	debugLog := filepath.Join(out, "claude-debug.log")
+	// diag is what a failure shows: Claude Code's MCP lines (the server's start, its tools, the
+	// calls) and the daemon's log.
+	diag := func() string {
+		var mcpLines []string
+		for _, l := range strings.Split(readFile(debugLog), "\n") {
+			if strings.Contains(strings.ToLower(l), "mcp") {
+				mcpLines = append(mcpLines, l)
+			}
+		}
+		if len(mcpLines) > 60 {
+			mcpLines = mcpLines[len(mcpLines)-60:]
+		}
+		return "\nClaude Code's MCP log lines:\n" + strings.Join(mcpLines, "\n") + "\ndaemon log:\n" + readFile(h.DaemonLog())
+	}
 	spawnArgs, _ := json.Marshal(map[string]any{"prompt": memberAnswer, "kind": "claude", "cwd": h.Project, "timeout_ms": 120000})
 	spawnTool, resultTool := "mcp__"+serverName+"__herd_spawn_agent", "mcp__"+serverName+"__herd_get_agent_result"
 	cmd := exec.CommandContext(ctx, claudeBin, "-p", fakeapi.TriggerDelegate+" "+string(spawnArgs),
 		"--mcp-config", cfgPath, "--strict-mcp-config",
 		"--permission-mode", "dontAsk", "--allowedTools", spawnTool+","+resultTool,
-		"--output-format", "json")
+		"--output-format", "json", "--debug-file", debugLog)
 	cmd.Dir = h.Project
 	cmd.Env = append([]string{"HOME=" + hostHome, "PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8", "USER=" + orDefault(os.Getenv("USER"), "root"),
 		"TMPDIR=" + filepath.Join(h.Home, "tmp")}, hostEnv...)
@@ -143,7 +161,7 @@ func TestRealClaudeDelegates(t *testing.T) {
 	runErr := cmd.Run()
 	t.Logf("claude -p took %s; API log:\n%s", time.Since(start).Round(time.Millisecond), readFile(apiLog.Name()))
 	if runErr != nil {
-		t.Fatalf("claude -p: %v\nstdout: %s\nstderr: %s\ndaemon log: %s", runErr, stdout.String(), stderr.String(), readFile(h.DaemonLog()))
+		t.Fatalf("claude -p: %v\nstdout: %s\nstderr: %s%s", runErr, stdout.String(), stderr.String(), diag())
 	}
 	var res claudeOutput
 	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
@@ -163,7 +181,7 @@ func TestRealClaudeDelegates(t *testing.T) {
 		kinds = append(kinds, string(e.Kind))
 	}
 	if strings.Join(kinds, ",") != "delegate-spawn,delegate-result,delegate-final" {
-		t.Fatalf("the model's turns were %v, want spawn, get_result, final; Claude answered %q (denials %s)", kinds, res.Result, res.PermissionDenials)
+		t.Fatalf("the model's turns were %v, want spawn, get_result, final; Claude answered %q (denials %s)%s", kinds, res.Result, res.PermissionDenials, diag())
 	}
 	if !strings.HasPrefix(calls[0].Detail, spawnTool+" ") || !strings.HasPrefix(calls[1].Detail, resultTool+" ") {
 		t.Fatalf("tool calls %q, %q: want %s then %s", calls[0].Detail, calls[1].Detail, spawnTool, resultTool)
@@ -181,7 +199,7 @@ func TestRealClaudeDelegates(t *testing.T) {
 	recPath := filepath.Join(h.MoshHome, "mcp", "runs", taskID, "task.json")
 	var rec mcpRecord
 	if b, err := os.ReadFile(recPath); err != nil {
-		t.Fatalf("the task record of %s: %v", taskID, err)
+		t.Fatalf("the task record of %s: %v%s", taskID, err, diag())
 	} else if err := json.Unmarshal(b, &rec); err != nil {
 		t.Fatalf("%s: %v\n%s", recPath, err, b)
 	}
@@ -217,6 +235,7 @@ func TestRealClaudeDelegates(t *testing.T) {
 	if want := fakeapi.DelegateAnswer(taskID, "completed", task.Artifact.Text); strings.TrimSpace(res.Result) != want {
 		t.Fatalf("Claude answered %q\nwant %q", res.Result, want)
 	}
+	t.Logf("Claude answered: %s\ntask record: %+v\nledger task %s on %s: artifact %q by %s", res.Result, rec, task.ID, task.Member, task.Artifact.Text, task.Artifact.Source)
 	if rec.Status != "completed" {
 		t.Errorf("task record status %q, want completed", rec.Status)
 	}
