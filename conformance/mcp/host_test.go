@@ -106,7 +106,11 @@ func TestRealClaudeDelegates(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer apiLog.Close()
-	api := fakeapi.New(fakeapi.Options{Log: apiLog})
+	dumps := filepath.Join(out, "requests")
+	if err := os.MkdirAll(dumps, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	api := fakeapi.New(fakeapi.Options{Log: apiLog, DumpDir: dumps})
 	srv := httptest.NewServer(api)
 	defer srv.Close()
 
@@ -228,6 +232,23 @@ func TestRealClaudeDelegates(t *testing.T) {
 	}
 	if !strings.Contains(task.Artifact.Text, "delegated-ok") {
 		t.Fatalf("the member's final message %q does not come from the prompt %q", task.Artifact.Text, memberAnswer)
+	}
+
+	// Both AgentResults, as Claude Code handed them to the model (the final request's tool
+	// results), are valid against the published schema.
+	schema := agentResultSchema(t)
+	body, err := os.ReadFile(filepath.Join(dumps, fmt.Sprintf("%04d-anthropic.json", calls[2].Seq)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	results, err := toolResults(body, spawnTool, resultTool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range []string{spawnTool, resultTool} {
+		if err := validAgentResult(schema, results[tool]); err != nil {
+			t.Errorf("%s's result as the model got it: %v", tool, err)
+		}
 	}
 
 	// Claude's answer: the text the model built from get_agent_result's AgentResult, so the
