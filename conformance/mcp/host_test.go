@@ -61,19 +61,33 @@ type mcpRecord struct {
 	HerdTask string `json:"herdTask"`
 }
 
-// TestRealClaudeDelegates: the real Claude Code, headless, is the MCP host. Its --mcp-config
-// starts `mosh herd mcp` (this build) in a herd whose daemon runs herd/fakeengine as engine
-// claude; the fake Anthropic API scripts the model (fakeapi.TriggerDelegate): ToolSearch for the
-// deferred MCP tools, mcp__herd__herd_spawn_agent, mcp__herd__herd_get_agent_result on the
-// taskId it returned, then a final answer carrying the AgentResult's finalMessage. The
-// permission mode is dontAsk, so the two calls run only because --allowedTools names them.
-//
-// It checks the delegation end to end: Claude's final text is the answer built from
-// get_agent_result's AgentResult (status completed); that finalMessage is the member's own
-// final message (the herd ledger's task artifact, from its Stop hook); the member exists with
-// engine claude in the requested cwd; the adapter's task record names the member and the ledger
-// task.
-func TestRealClaudeDelegates(t *testing.T) {
+// world is one real-host run: a herd whose bin/claude is the fake engine (hooks installed in
+// its HOME, daemon started), the fake Anthropic API, the real Claude Code binary and its
+// offline configuration, and an --mcp-config file that starts `mosh herd mcp` in the herd.
+type world struct {
+	t         *testing.T
+	ctx       context.Context
+	h         *engines.Herd
+	claudeBin string
+	api       *fakeapi.Server
+	apiLog    string
+	dumps     string // every request body (fakeapi DumpDir)
+	debugLog  string // Claude Code's --debug-file
+	cfgPath   string // the --mcp-config file
+	claudeEnv []string
+	claudeCfg string // the HOME whose .claude.json the Claude Code host reads
+}
+
+// The two tools the host calls, as Claude Code names them.
+var (
+	spawnTool  = "mcp__" + serverName + "__herd_spawn_agent"
+	resultTool = "mcp__" + serverName + "__herd_get_agent_result"
+)
+
+// newWorld builds a world; hostHome is the HOME the Claude Code host runs with (its offline
+// configuration is written there).
+func newWorld(t *testing.T, ctx context.Context, hostHome func(h *engines.Herd) string) *world {
+	t.Helper()
 	if !claudeRequested() {
 		t.Skip("real-host MCP conformance is off: set MOSH_ENGINES=claude (or all) after conformance/engines/install.sh claude")
 	}
@@ -81,100 +95,100 @@ func TestRealClaudeDelegates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	claudeBin, err := eng.BinaryPath(engines.CacheDir())
-	if err != nil {
+	w := &world{t: t, ctx: ctx}
+	if w.claudeBin, err = eng.BinaryPath(engines.CacheDir()); err != nil {
 		t.Fatal(err)
 	}
-	h := newHerd(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
-	defer cancel()
-	// The member's HOME gets the herd's Claude hooks: the fake engine fires Stop with its final
+	w.h = newHerd(t)
+	// The herd's HOME gets the herd's Claude hooks: the fake engine fires Stop with its final
 	// message, which the ledger keeps as the task's artifact.
-	if out, _, err := h.InstallHooks(ctx, "claude"); err != nil {
+	if out, _, err := w.h.InstallHooks(ctx, "claude"); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if err := h.StartDaemon(ctx); err != nil {
+	if err := w.h.StartDaemon(ctx); err != nil {
 		t.Fatal(err)
 	}
 
 	out := t.TempDir()
 	if d := os.Getenv("MOSH_MCP_OUT"); d != "" {
-		out = d
+		out = filepath.Join(d, t.Name())
 	}
-	apiLog, err := os.Create(filepath.Join(out, "api.log"))
+	w.apiLog, w.dumps, w.debugLog = filepath.Join(out, "api.log"), filepath.Join(out, "requests"), filepath.Join(out, "claude-debug.log")
+	if err := os.MkdirAll(w.dumps, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	logf, err := os.Create(w.apiLog)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer apiLog.Close()
-	dumps := filepath.Join(out, "requests")
-	if err := os.MkdirAll(dumps, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	api := fakeapi.New(fakeapi.Options{Log: apiLog, DumpDir: dumps})
-	srv := httptest.NewServer(api)
-	defer srv.Close()
+	t.Cleanup(func() { logf.Close() })
+	w.api = fakeapi.New(fakeapi.Options{Log: logf, DumpDir: w.dumps})
+	srv := httptest.NewServer(w.api)
+	t.Cleanup(srv.Close)
 
-	// The host has a HOME of its own (Claude Code's offline configuration); the MCP server's
-	// environment is the herd's, so the daemon, the members and their hooks never see it.
-	hostHome := filepath.Join(h.Root, "host")
-	_, hostEnv, err := eng.Setup(engines.SetupEnv{Home: hostHome, Project: h.Project, APIURL: srv.URL, Model: "claude-opus-5-5", Cache: engines.CacheDir()})
-	if err != nil {
+	w.claudeCfg = hostHome(w.h)
+	if _, w.claudeEnv, err = eng.Setup(engines.SetupEnv{Home: w.claudeCfg, Project: w.h.Project, APIURL: srv.URL, Model: "claude-opus-5-5", Cache: engines.CacheDir()}); err != nil {
 		t.Fatal(err)
 	}
+	// The MCP server runs with the herd's environment laid over the host's (Claude Code merges
+	// the config's env into its own): HOME, MOSH_HOME and PATH (bin/claude is the fake engine).
 	serverEnv := map[string]string{}
-	for _, kv := range h.Env() {
+	for _, kv := range w.h.Env() {
 		k, v, _ := strings.Cut(kv, "=")
 		serverEnv[k] = v
 	}
 	cfg := map[string]any{"mcpServers": map[string]any{serverName: map[string]any{
-		"type": "stdio", "command": h.Mosh, "args": []string{"herd", "mcp"}, "env": serverEnv,
+		"type": "stdio", "command": w.h.Mosh, "args": []string{"herd", "mcp"}, "env": serverEnv,
 	}}}
-	cfgPath := filepath.Join(h.Root, "mcp.json")
+	w.cfgPath = filepath.Join(w.h.Root, "mcp.json")
 	b, _ := json.Marshal(cfg)
-	if err := os.WriteFile(cfgPath, b, 0o600); err != nil {
+	if err := os.WriteFile(w.cfgPath, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return w
+}
 
-	debugLog := filepath.Join(out, "claude-debug.log")
-	// diag is what a failure shows: Claude Code's MCP lines (the server's start, its tools, the
-	// calls) and the daemon's log.
-	diag := func() string {
-		var mcpLines []string
-		for _, l := range strings.Split(readFile(debugLog), "\n") {
-			if strings.Contains(strings.ToLower(l), "mcp") {
-				mcpLines = append(mcpLines, l)
-			}
-		}
-		if len(mcpLines) > 60 {
-			mcpLines = mcpLines[len(mcpLines)-60:]
-		}
-		return "\nClaude Code's MCP log lines:\n" + strings.Join(mcpLines, "\n") + "\ndaemon log:\n" + readFile(h.DaemonLog())
-	}
-	spawnArgs, _ := json.Marshal(map[string]any{"prompt": memberAnswer, "kind": "claude", "cwd": h.Project, "timeout_ms": 120000})
-	spawnTool, resultTool := "mcp__"+serverName+"__herd_spawn_agent", "mcp__"+serverName+"__herd_get_agent_result"
-	cmd := exec.CommandContext(ctx, claudeBin, "-p", fakeapi.TriggerDelegate+" "+string(spawnArgs),
-		"--mcp-config", cfgPath, "--strict-mcp-config",
-		"--permission-mode", "dontAsk", "--allowedTools", spawnTool+","+resultTool,
-		"--output-format", "json", "--debug-file", debugLog)
-	cmd.Dir = h.Project
-	cmd.Env = append([]string{"HOME=" + hostHome, "PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8", "USER=" + orDefault(os.Getenv("USER"), "root"),
-		"TMPDIR=" + filepath.Join(h.Home, "tmp")}, hostEnv...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	runErr := cmd.Run()
-	t.Logf("claude -p took %s; API log:\n%s", time.Since(start).Round(time.Millisecond), readFile(apiLog.Name()))
-	if runErr != nil {
-		t.Fatalf("claude -p: %v\nstdout: %s\nstderr: %s%s", runErr, stdout.String(), stderr.String(), diag())
-	}
-	var res claudeOutput
-	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
-		t.Fatalf("claude -p --output-format json printed %q: %v", stdout.String(), err)
-	}
+// prompt is what the host is told: the trigger and the spawn arguments.
+func (w *world) prompt() string {
+	args, _ := json.Marshal(map[string]any{"prompt": memberAnswer, "kind": "claude", "cwd": w.h.Project, "timeout_ms": 120000})
+	return fakeapi.TriggerDelegate + " " + string(args)
+}
 
-	// The model's calls, as the fake API served them.
+// hostArgs are the host's MCP and permission flags: only this server, dontAsk, and the two
+// tools allowed by name (so the calls run only because --allowedTools names them).
+func (w *world) hostArgs() []string {
+	return []string{"--mcp-config", w.cfgPath, "--strict-mcp-config",
+		"--permission-mode", "dontAsk", "--allowedTools", spawnTool + "," + resultTool, "--debug-file", w.debugLog}
+}
+
+// diag is what a failure shows: the fake API's log, Claude Code's MCP lines (the server's
+// start, its tools, the calls) and the daemon's log.
+func (w *world) diag() string {
+	var mcpLines []string
+	for _, l := range strings.Split(readFile(w.debugLog), "\n") {
+		if strings.Contains(strings.ToLower(l), "mcp") {
+			mcpLines = append(mcpLines, l)
+		}
+	}
+	if len(mcpLines) > 60 {
+		mcpLines = mcpLines[len(mcpLines)-60:]
+	}
+	return "\nfake API log:\n" + readFile(w.apiLog) + "\nClaude Code's MCP log lines:\n" + strings.Join(mcpLines, "\n") +
+		"\ndaemon log:\n" + readFile(w.h.DaemonLog())
+}
+
+// checkDelegation checks a finished delegation end to end, given the host's final answer:
+// the model's turns (spawn, get_result on the spawn's taskId, final) as the fake API served them;
+// the adapter's task record, the member and the ledger task it names, whose artifact (the
+// member's own final message, from its Stop hook) comes from the prompt; both AgentResults, as
+// Claude Code handed them to the model, valid against the published schema; and the answer is
+// the text the model built from get_agent_result's AgentResult (status completed), so the
+// finalMessage went member → ledger → mosh herd mcp → Claude Code → model → the host's answer.
+func (w *world) checkDelegation(answer string) {
+	t, h := w.t, w.h
+	t.Helper()
 	var calls []fakeapi.Entry
-	for _, e := range api.Requests() {
+	for _, e := range w.api.Requests() {
 		switch e.Kind {
 		case fakeapi.KindDelegateSpawn, fakeapi.KindDelegateResult, fakeapi.KindDelegateFinal, fakeapi.KindDelegateFailed:
 			calls = append(calls, e)
@@ -185,7 +199,7 @@ func TestRealClaudeDelegates(t *testing.T) {
 		kinds = append(kinds, string(e.Kind))
 	}
 	if strings.Join(kinds, ",") != "delegate-spawn,delegate-result,delegate-final" {
-		t.Fatalf("the model's turns were %v, want spawn, get_result, final; Claude answered %q (denials %s)%s", kinds, res.Result, res.PermissionDenials, diag())
+		t.Fatalf("the model's turns were %v, want spawn, get_result, final; the host answered %q%s", kinds, answer, w.diag())
 	}
 	if !strings.HasPrefix(calls[0].Detail, spawnTool+" ") || !strings.HasPrefix(calls[1].Detail, resultTool+" ") {
 		t.Fatalf("tool calls %q, %q: want %s then %s", calls[0].Detail, calls[1].Detail, spawnTool, resultTool)
@@ -195,22 +209,19 @@ func TestRealClaudeDelegates(t *testing.T) {
 		t.Fatalf("get_agent_result arguments %q: %v", calls[1].Detail, err)
 	}
 	taskID := target.Target
-	if res.IsError || len(res.PermissionDenials) != 0 {
-		t.Fatalf("claude -p: is_error %v, permission denials %s", res.IsError, res.PermissionDenials)
-	}
 
 	// The adapter's task record, and the member and ledger task it names.
 	recPath := filepath.Join(h.MoshHome, "mcp", "runs", taskID, "task.json")
 	var rec mcpRecord
 	if b, err := os.ReadFile(recPath); err != nil {
-		t.Fatalf("the task record of %s: %v%s", taskID, err, diag())
+		t.Fatalf("the task record of %s: %v%s", taskID, err, w.diag())
 	} else if err := json.Unmarshal(b, &rec); err != nil {
 		t.Fatalf("%s: %v\n%s", recPath, err, b)
 	}
 	if rec.TaskID != taskID || rec.Kind != "claude" || rec.Name == "" || rec.HerdTask == "" {
 		t.Fatalf("task record %+v: want task %s of kind claude naming its member and ledger task", rec, taskID)
 	}
-	members, err := h.Client.List(ctx)
+	members, err := h.Client.List(w.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +234,7 @@ func TestRealClaudeDelegates(t *testing.T) {
 	if member == nil || member.Engine != "claude" || member.Cwd != h.Project {
 		t.Fatalf("member %q (from the task record) in the herd: %+v; want engine claude in %s; members: %+v", rec.Name, member, h.Project, members)
 	}
-	task, err := h.Client.Task(ctx, rec.HerdTask)
+	task, err := h.Client.Task(w.ctx, rec.HerdTask)
 	if err != nil {
 		t.Fatalf("ledger task %s: %v", rec.HerdTask, err)
 	}
@@ -234,10 +245,8 @@ func TestRealClaudeDelegates(t *testing.T) {
 		t.Fatalf("the member's final message %q does not come from the prompt %q", task.Artifact.Text, memberAnswer)
 	}
 
-	// Both AgentResults, as Claude Code handed them to the model (the final request's tool
-	// results), are valid against the published schema.
 	schema := agentResultSchema(t)
-	body, err := os.ReadFile(filepath.Join(dumps, fmt.Sprintf("%04d-anthropic.json", calls[2].Seq)))
+	body, err := os.ReadFile(filepath.Join(w.dumps, fmt.Sprintf("%04d-anthropic.json", calls[2].Seq)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,15 +260,46 @@ func TestRealClaudeDelegates(t *testing.T) {
 		}
 	}
 
-	// Claude's answer: the text the model built from get_agent_result's AgentResult, so the
-	// finalMessage went member → ledger → mosh herd mcp → Claude Code → model → Claude's output.
-	if want := fakeapi.DelegateAnswer(taskID, "completed", task.Artifact.Text); strings.TrimSpace(res.Result) != want {
-		t.Fatalf("Claude answered %q\nwant %q", res.Result, want)
+	if want := fakeapi.DelegateAnswer(taskID, "completed", task.Artifact.Text); strings.TrimSpace(answer) != want {
+		t.Fatalf("the host answered %q\nwant %q", answer, want)
 	}
-	t.Logf("Claude answered: %s\ntask record: %+v\nledger task %s on %s: artifact %q by %s", res.Result, rec, task.ID, task.Member, task.Artifact.Text, task.Artifact.Source)
+	t.Logf("the host answered: %s\ntask record: %+v\nledger task %s on %s: artifact %q by %s", answer, rec, task.ID, task.Member, task.Artifact.Text, task.Artifact.Source)
 	if rec.Status != "completed" {
 		t.Errorf("task record status %q, want completed", rec.Status)
 	}
+}
+
+// TestRealClaudeDelegates: the real Claude Code, headless (`claude -p`), is the MCP host. Its
+// --mcp-config starts `mosh herd mcp` (this build) in a herd whose daemon runs herd/fakeengine
+// as engine claude; the fake Anthropic API scripts the model (fakeapi.TriggerDelegate):
+// ToolSearch for the deferred MCP tools, the spawn tool, get_agent_result on the taskId it
+// returned, then a final answer carrying the AgentResult's finalMessage. checkDelegation checks
+// it end to end; Claude's own output (--output-format json) is the answer, with no permission
+// denied. The host has a HOME of its own: the herd, its members and their hooks never see it.
+func TestRealClaudeDelegates(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	w := newWorld(t, ctx, func(h *engines.Herd) string { return filepath.Join(h.Root, "host") })
+	cmd := exec.CommandContext(ctx, w.claudeBin, append([]string{"-p", w.prompt(), "--output-format", "json"}, w.hostArgs()...)...)
+	cmd.Dir = w.h.Project
+	cmd.Env = append([]string{"HOME=" + w.claudeCfg, "PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8", "USER=" + orDefault(os.Getenv("USER"), "root"),
+		"TMPDIR=" + filepath.Join(w.h.Home, "tmp")}, w.claudeEnv...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	runErr := cmd.Run()
+	t.Logf("claude -p took %s", time.Since(start).Round(time.Millisecond))
+	if runErr != nil {
+		t.Fatalf("claude -p: %v\nstdout: %s\nstderr: %s%s", runErr, stdout.String(), stderr.String(), w.diag())
+	}
+	var res claudeOutput
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		t.Fatalf("claude -p --output-format json printed %q: %v", stdout.String(), err)
+	}
+	if res.IsError || len(res.PermissionDenials) != 0 {
+		t.Fatalf("claude -p: is_error %v, permission denials %s, answer %q%s", res.IsError, res.PermissionDenials, res.Result, w.diag())
+	}
+	w.checkDelegation(res.Result)
 }
 
 func readFile(path string) string {
