@@ -1,6 +1,7 @@
 package mcpconf
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -76,6 +78,7 @@ type world struct {
 	cfgPath   string // the --mcp-config file
 	claudeEnv []string
 	claudeCfg string // the HOME whose .claude.json the Claude Code host reads
+	serverEnv map[string]string
 }
 
 // The two tools the host calls, as Claude Code names them.
@@ -137,15 +140,60 @@ func newWorld(t *testing.T, ctx context.Context, hostHome func(h *engines.Herd) 
 		k, v, _ := strings.Cut(kv, "=")
 		serverEnv[k] = v
 	}
-	cfg := map[string]any{"mcpServers": map[string]any{serverName: map[string]any{
-		"type": "stdio", "command": w.h.Mosh, "args": []string{"herd", "mcp"}, "env": serverEnv,
-	}}}
+	w.serverEnv = serverEnv
 	w.cfgPath = filepath.Join(w.h.Root, "mcp.json")
+	w.writeConfig(w.h.Mosh, []string{"herd", "mcp"})
+	return w
+}
+
+// writeConfig writes the --mcp-config file: one stdio server, serverName.
+func (w *world) writeConfig(command string, args []string) {
+	cfg := map[string]any{"mcpServers": map[string]any{serverName: map[string]any{
+		"type": "stdio", "command": command, "args": args, "env": w.serverEnv,
+	}}}
 	b, _ := json.Marshal(cfg)
 	if err := os.WriteFile(w.cfgPath, b, 0o600); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// tapToolsList makes the server's stdout pass through tee into a FIFO the test reads, and
+// returns a channel closed once the server has answered tools/list: from then on the host knows
+// the tools. Claude Code's interactive REPL takes a prompt before its MCP servers are connected
+// (observed with 2.1.332: a prompt typed at the first idle screen went to the model without the
+// server's tools, even with MCP_CONNECTION_NONBLOCKING=0), so a test that types must wait for
+// this. The server's stdin and environment are untouched.
+func (w *world) tapToolsList() <-chan struct{} {
+	t := w.t
+	fifo := filepath.Join(w.h.Root, "mcp-stdout.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return w
+	// O_RDWR: the open does not wait for the writer, and Close ends the read at clean-up.
+	f, err := os.OpenFile(fifo, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	w.writeConfig("/bin/sh", []string{"-c", `"$0" herd mcp | tee "$1"`, w.h.Mosh, fifo})
+	listed := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		seen := false
+		for sc.Scan() { // keep draining: tee must never block on the FIFO
+			var msg struct {
+				Result struct {
+					Tools []json.RawMessage `json:"tools"`
+				} `json:"result"`
+			}
+			if !seen && json.Unmarshal(sc.Bytes(), &msg) == nil && len(msg.Result.Tools) > 0 {
+				seen = true
+				close(listed)
+			}
+		}
+	}()
+	return listed
 }
 
 // prompt is what the host is told: the trigger and the spawn arguments.
@@ -315,4 +363,53 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// TestRealClaudeMemberDelegates: the MCP host is itself a herd member — the real Claude Code,
+// interactive in the member's pty, with the same --mcp-config and permission flags, its hooks
+// installed by `mosh herd hooks install claude`. The test prompts it through the daemon like any
+// member; the delegation it runs (checkDelegation) spawns a second member through `mosh herd mcp`
+// in the same herd. The host's answer is its own ledger task's artifact: the final message
+// Claude Code's Stop hook reported.
+func TestRealClaudeMemberDelegates(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	w := newWorld(t, ctx, func(h *engines.Herd) string { return h.Home })
+	h := w.h
+	const host = "host"
+	listed := w.tapToolsList()
+	if _, err := h.Client.Run(ctx, herd.RunParams{Name: host, Engine: "claude", Cwd: h.Project,
+		Argv: append([]string{w.claudeBin}, w.hostArgs()...), Env: h.Env(w.claudeEnv...)}); err != nil {
+		t.Fatal(err)
+	}
+	screen := func() string {
+		r, err := h.Client.Read(ctx, host, 40)
+		if err != nil {
+			return fmt.Sprintf("(read: %v)", err)
+		}
+		return fmt.Sprintf("state %s/%s by %s\n%s", r.State, r.BlockedOn, r.Authority, r.Screen)
+	}
+	wr, err := h.Client.Wait(ctx, []string{host}, herd.WaitOptions{States: []string{"idle"}, Timeout: 2 * time.Minute})
+	if err != nil || wr.Outcome != herd.OutcomeMatched {
+		t.Fatalf("the Claude Code host did not come up idle: %+v %v\nscreen: %s%s", wr, err, screen(), w.diag())
+	}
+	select {
+	case <-listed:
+	case <-ctx.Done():
+		t.Fatalf("Claude Code never listed the MCP server's tools\nscreen: %s%s", screen(), w.diag())
+	}
+	start := time.Now()
+	pr, err := h.Client.Prompt(ctx, host, w.prompt(), herd.PromptOptions{Wait: true, States: []string{"done"}, Timeout: 3 * time.Minute})
+	t.Logf("the host's turn took %s", time.Since(start).Round(time.Millisecond))
+	if err != nil || pr.Outcome != herd.OutcomeMatched || pr.Task == "" {
+		t.Fatalf("prompting the host: %+v %v\nscreen: %s%s", pr, err, screen(), w.diag())
+	}
+	task, err := h.Client.Task(ctx, pr.Task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task.Artifact == nil || task.Artifact.Source != "hook" {
+		t.Fatalf("the host's task %+v: want the final message from its Stop hook (artifact %+v)\nscreen: %s%s", task, task.Artifact, screen(), w.diag())
+	}
+	w.checkDelegation(task.Artifact.Text)
 }
