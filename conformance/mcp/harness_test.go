@@ -6,6 +6,8 @@
 //     spawn tool and then get_agent_result, and answers with what it got. The members are
 //     herd/fakeengine. Gated like conformance/engines: MOSH_ENGINES must name claude (or be
 //     "all"); an engine it names that is not installed fails the test.
+//   - TestRealClaudeMemberDelegates: the same with the real Claude Code interactive as a herd
+//     member, prompted through the daemon: a member delegates to its own herd.
 //   - TestInspectorListsTools: the MCP Inspector's CLI from npm lists the nine tools and one
 //     input schema. It needs `npm ci --prefix conformance/mcp/js`; without it the test skips,
 //     unless MOSH_MCP_INSPECTOR_REQUIRED=1 (CI), which makes a missing install a failure.
