@@ -67,6 +67,7 @@ type AgentResult struct {
 	Error         string      `json:"error,omitempty"`
 	Timings       Timings     `json:"timings"`
 	Cwd           string      `json:"cwd,omitempty"`
+	Delivered     *Delivery   `json:"delivered,omitempty"` // message_agent: how the text went in
 }
 
 // AgentInfo names the agent.
@@ -186,7 +187,7 @@ func (s *Server) harvest(ctx context.Context, r *record) *AgentResult {
 	ip := filepath.Join(r.ArtifactDir, inboxFile)
 	res.Inbox = &InboxInfo{Path: ip, Pending: pendingInbox(ip, r.InboxOffset)}
 
-	res.SessionPath = findTranscript(r.Kind, r.WorkDir, r.StartedMs)
+	res.SessionPath = findTranscript(r.Kind, r.WorkDir, r.CreatedMs)
 
 	// record bookkeeping
 	now := time.Now().UnixMilli()

@@ -298,3 +298,9 @@ func (sl *slots) held(id string) bool {
 	defer sl.mu.Unlock()
 	return sl.active[id]
 }
+
+func (sl *slots) count() int {
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	return len(sl.active)
+}
