@@ -131,12 +131,8 @@ func (s *Server) inbox(ctx context.Context, in inboxIn) (any, string, error) {
 			out.Messages = append(out.Messages, msgs...)
 			out.More = out.More || more
 			if consume && next != r.InboxOffset {
-				// Re-read the record: another call may have moved it; the offset only grows.
-				if cur, err := s.store.load(r.ID); err == nil && cur.InboxOffset <= next {
-					cur.InboxOffset = next
-					_ = s.store.save(cur)
-					*r = *cur
-				}
+				// The offset only grows (another call may have moved it meanwhile).
+				_ = s.store.update(r.ID, r, func(cur *record) { cur.InboxOffset = max(cur.InboxOffset, next) })
 			}
 		}
 		if len(out.Messages) > 0 || !boolOr(in.Wait, false) {

@@ -123,15 +123,16 @@ func (s *Server) message(ctx context.Context, in messageIn) (any, string, error)
 	var res *AgentResult
 	if t.rec != nil {
 		r := t.rec
-		if pr.Task != "" && pr.Task != r.HerdTask {
-			r.HerdTask = pr.Task // the follow-up turn is now the task's
-		}
-		if r.Status != recClosed {
-			r.Status = recRunning
-			r.SettledMs = 0
-		}
-		r.Error = ""
-		_ = s.store.save(r)
+		_ = s.store.update(r.ID, r, func(cur *record) {
+			if pr.Task != "" {
+				cur.HerdTask = pr.Task // the follow-up turn is now the task's
+			}
+			if cur.Status != recClosed {
+				cur.Status = recRunning
+				cur.SettledMs = 0
+			}
+			cur.Error = ""
+		})
 		if boolOr(in.Wait, false) {
 			s.waitTask(ctx, r, deadline)
 		}
@@ -181,9 +182,10 @@ func (s *Server) interrupt(ctx context.Context, in interruptIn) (any, string, er
 		return nil, "", err
 	}
 	r := t.rec
-	r.Status = recInterrupted
-	r.SettledMs = time.Now().UnixMilli()
-	_ = s.store.save(r)
+	_ = s.store.update(r.ID, r, func(cur *record) {
+		cur.Status = recInterrupted
+		cur.SettledMs = time.Now().UnixMilli()
+	})
 	s.slots.release(r.ID)
 	res := s.harvest(ctx, r)
 	return res, render(res), nil
@@ -247,12 +249,17 @@ func (s *Server) closeAgent(ctx context.Context, in closeIn) (any, string, error
 		}
 		notes = append(notes, "agent "+t.name+" stopped")
 	}
-	r.Status = recClosed
-	r.ClosedMs = time.Now().UnixMilli()
-	if r.SettledMs == 0 {
-		r.SettledMs = r.ClosedMs
-	}
-	if err := s.store.save(r); err != nil {
+	removed := r.Worktree != nil && r.Worktree.Removed
+	if err := s.store.update(r.ID, r, func(cur *record) {
+		cur.Status = recClosed
+		cur.ClosedMs = time.Now().UnixMilli()
+		if cur.SettledMs == 0 {
+			cur.SettledMs = cur.ClosedMs
+		}
+		if removed && cur.Worktree != nil {
+			cur.Worktree.Removed = true
+		}
+	}); err != nil {
 		return nil, "", err
 	}
 	s.slots.release(r.ID)
