@@ -19,6 +19,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mosh-dev/mosh/herd"
+	"github.com/mosh-dev/mosh/herd/herdd"
 	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
@@ -26,7 +27,7 @@ import (
 func TestMain(m *testing.M) {
 	if len(os.Args) == 4 && os.Args[1] == "herd" && os.Args[2] == "daemon" && os.Args[3] == "--foreground" {
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-		err := herd.ServeForeground(ctx, "")
+		err := herdd.Serve(ctx, "")
 		stop()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
