@@ -52,7 +52,7 @@ type AgentResult struct {
 	SessionPath   string      `json:"sessionPath,omitempty"`
 	Summary       string      `json:"summary"`
 	FinalMessage  string      `json:"finalMessage"`
-	FinalSource   string      `json:"finalMessageSource,omitempty"` // hook | screen | error | pane
+	FinalSource   string      `json:"finalMessageSource,omitempty"` // hook | screen | remote | error | pane
 	FinalTrunc    bool        `json:"finalMessageTruncated,omitempty"`
 	ResultText    string      `json:"resultText,omitempty"`
 	Result        *ResultFile `json:"result,omitempty"`
