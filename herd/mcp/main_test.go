@@ -59,7 +59,7 @@ var (
 const safety = 60 * time.Second
 
 type env struct {
-	t    *testing.T
+	t    testing.TB
 	home string
 	ctx  context.Context
 	c    *herd.Client // the test's own client
@@ -72,7 +72,7 @@ type env struct {
 // newEnv starts a daemon in a fresh MOSH_HOME, the MCP server over it, and the SDK's client on an
 // in-memory transport. "claude" on PATH is the fake engine. cfg, when not empty, is written as
 // $MOSH_HOME/mcp/config.json first.
-func newEnv(t *testing.T, cfg string) *env {
+func newEnv(t testing.TB, cfg string) *env {
 	t.Helper()
 	if fakeErr != nil {
 		t.Fatal(fakeErr)
