@@ -19,6 +19,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mosh-dev/mosh/herd"
+	"github.com/mosh-dev/mosh/herd/herdd"
 	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
@@ -26,7 +27,7 @@ import (
 func TestMain(m *testing.M) {
 	if len(os.Args) == 4 && os.Args[1] == "herd" && os.Args[2] == "daemon" && os.Args[3] == "--foreground" {
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-		err := herd.ServeForeground(ctx, "")
+		err := herdd.Serve(ctx, "")
 		stop()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -58,7 +59,7 @@ var (
 const safety = 60 * time.Second
 
 type env struct {
-	t    *testing.T
+	t    testing.TB
 	home string
 	ctx  context.Context
 	c    *herd.Client // the test's own client
@@ -71,7 +72,7 @@ type env struct {
 // newEnv starts a daemon in a fresh MOSH_HOME, the MCP server over it, and the SDK's client on an
 // in-memory transport. "claude" on PATH is the fake engine. cfg, when not empty, is written as
 // $MOSH_HOME/mcp/config.json first.
-func newEnv(t *testing.T, cfg string) *env {
+func newEnv(t testing.TB, cfg string) *env {
 	t.Helper()
 	if fakeErr != nil {
 		t.Fatal(fakeErr)

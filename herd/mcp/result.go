@@ -52,7 +52,7 @@ type AgentResult struct {
 	SessionPath   string      `json:"sessionPath,omitempty"`
 	Summary       string      `json:"summary"`
 	FinalMessage  string      `json:"finalMessage"`
-	FinalSource   string      `json:"finalMessageSource,omitempty"` // hook | screen | error | pane
+	FinalSource   string      `json:"finalMessageSource,omitempty"` // hook | screen | remote | error | pane
 	FinalTrunc    bool        `json:"finalMessageTruncated,omitempty"`
 	ResultText    string      `json:"resultText,omitempty"`
 	Result        *ResultFile `json:"result,omitempty"`
@@ -67,6 +67,7 @@ type AgentResult struct {
 	Error         string      `json:"error,omitempty"`
 	Timings       Timings     `json:"timings"`
 	Cwd           string      `json:"cwd,omitempty"`
+	Delivered     *Delivery   `json:"delivered,omitempty"` // message_agent: how the text went in
 }
 
 // AgentInfo names the agent.
@@ -142,14 +143,14 @@ func (s *Server) harvest(ctx context.Context, r *record) *AgentResult {
 		res.FinalSource = task.Artifact.Source
 	}
 	res.Error = r.Error
+	if r.Status == recInterrupted && res.Error == "" {
+		res.Error = "interrupted by interrupt_agent: the turn was canceled; the agent waits at its prompt (message_agent to redirect it)"
+	}
 	if task != nil && res.Error == "" && (task.State == "failed" || task.State == "canceled" || task.State == "interrupted") {
 		res.Error = fmt.Sprintf("herd task %s ended %s", task.ID, task.State)
 		if task.Note != "" {
 			res.Error += ": " + task.Note
 		}
-	}
-	if r.Status == recInterrupted && res.Error == "" {
-		res.Error = "interrupted by interrupt_agent: the turn was canceled; the agent waits at its prompt (message_agent to redirect it)"
 	}
 
 	// result.md
@@ -186,17 +187,22 @@ func (s *Server) harvest(ctx context.Context, r *record) *AgentResult {
 	ip := filepath.Join(r.ArtifactDir, inboxFile)
 	res.Inbox = &InboxInfo{Path: ip, Pending: pendingInbox(ip, r.InboxOffset)}
 
-	res.SessionPath = findTranscript(r.Kind, r.WorkDir, r.StartedMs)
+	res.SessionPath = findTranscript(r.Kind, r.WorkDir, r.CreatedMs)
 
 	// record bookkeeping
 	now := time.Now().UnixMilli()
 	if r.Status == recRunning || r.Status == statusBlocked || r.Status == statusCompleted {
 		if res.Status != r.Status && (res.Status != statusRunning) {
-			r.Status = res.Status
-			if settledStatus(res.Status) && r.SettledMs == 0 {
-				r.SettledMs = now
-			}
-			_ = s.store.save(r)
+			st := res.Status
+			_ = s.store.update(r.ID, r, func(cur *record) {
+				if cur.HerdTask != r.HerdTask || cur.Status == recInterrupted || cur.Status == recClosed {
+					return // changed meanwhile (a follow-up turn, an interrupt, a close): not ours to settle
+				}
+				cur.Status = st
+				if settledStatus(st) && cur.SettledMs == 0 {
+					cur.SettledMs = now
+				}
+			})
 		}
 	}
 	if settledStatus(res.Status) || res.Status == statusBlocked {
@@ -411,7 +417,7 @@ func gitDiff(ctx context.Context, dir, base, patchPath string, max int) *DiffInf
 		d.Truncated = true
 	}
 	d.Patch = string(p)
-	if err := os.WriteFile(patchPath, p, 0o600); err != nil {
+	if err := writeAtomic(patchPath, p); err != nil {
 		d.Error = "cannot write " + patchPath + ": " + err.Error()
 	}
 	return d
@@ -479,4 +485,22 @@ func short(h string) string {
 		return h[:12]
 	}
 	return h
+}
+
+// writeAtomic replaces path with b (0600) in one rename: a reader never sees it half written.
+func writeAtomic(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }

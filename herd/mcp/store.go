@@ -111,6 +111,30 @@ func (s *store) create(r *record) error {
 func (s *store) save(r *record) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.saveLocked(r)
+}
+
+// update applies f to the record as it is on disk now and saves it, so concurrent calls (a
+// background watcher, an inbox read, a message) never write back a stale copy; r, when not nil,
+// receives the result.
+func (s *store) update(id string, r *record, f func(*record)) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur, err := s.load(id)
+	if err != nil {
+		return err
+	}
+	f(cur)
+	if err := s.saveLocked(cur); err != nil {
+		return err
+	}
+	if r != nil {
+		*r = *cur
+	}
+	return nil
+}
+
+func (s *store) saveLocked(r *record) error {
 	b, err := json.MarshalIndent(r, "", " ")
 	if err != nil {
 		return err
@@ -297,4 +321,10 @@ func (sl *slots) held(id string) bool {
 	sl.mu.Lock()
 	defer sl.mu.Unlock()
 	return sl.active[id]
+}
+
+func (sl *slots) count() int {
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	return len(sl.active)
 }
