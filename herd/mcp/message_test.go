@@ -314,3 +314,33 @@ func TestRecordsSurviveRestartAndRetention(t *testing.T) {
 		t.Fatalf("a record past maxAgeDays survived: %v", err)
 	}
 }
+
+// An agent that shows a dialog before its task (Codex's hook-trust menu) is returned blocked with
+// nothing typed; once the host answers, the envelope is typed and the task runs to completion.
+func TestBootDialogThenEnvelope(t *testing.T) {
+	e := newEnv(t, "")
+	bin := filepath.Join(e.home, "bin")
+	script := "#!/bin/sh\nexec '" + filepath.Join(fakeDir, "fakeengine") + "' --style codex\n"
+	if err := os.WriteFile(filepath.Join(bin, "codex"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("FAKEENGINE_HOOK_TRUST", "1")
+	repo := e.repo()
+	var res AgentResult
+	e.ok("spawn_agent", map[string]any{"prompt": "Say hi from codex", "kind": "codex", "cwd": repo, "timeout_ms": 60000}, "AgentResult", &res)
+	if res.Status != statusBlocked || res.HerdTask != "" || res.NextAction != nextAnswer || !strings.Contains(res.Error, "dialog") {
+		t.Fatalf("boot dialog: %+v", res)
+	}
+	if ts, _ := e.c.Tasks(e.ctx, herdFilter(res.Agent.Name)); len(ts) != 0 {
+		t.Fatalf("something was typed into the dialog: %+v", ts)
+	}
+	var got AgentResult
+	e.ok("message_agent", map[string]any{"target": res.TaskID, "message": "2", "kind": "ANSWER", "wait": true, "timeout_ms": 60000}, "AgentResult", &got)
+	if got.Delivered.As != "answer" || got.Status != statusCompleted || got.HerdTask == "" || !strings.Contains(got.FinalMessage, "Say hi from codex") {
+		t.Fatalf("after the answer: %+v", got)
+	}
+	tk, _ := e.c.Task(e.ctx, got.HerdTask)
+	if !strings.Contains(tk.Text, "<agent-message") {
+		t.Fatalf("the record's task is not the envelope: %q", tk.Text)
+	}
+}

@@ -123,8 +123,9 @@ func (s *Server) message(ctx context.Context, in messageIn) (any, string, error)
 	var res *AgentResult
 	if t.rec != nil {
 		r := t.rec
+		pending := envelopePending(r)
 		_ = s.store.update(r.ID, r, func(cur *record) {
-			if pr.Task != "" {
+			if pr.Task != "" && !pending {
 				cur.HerdTask = pr.Task // the follow-up turn is now the task's
 			}
 			if cur.Status != recClosed {
@@ -133,6 +134,15 @@ func (s *Server) message(ctx context.Context, in messageIn) (any, string, error)
 			}
 			cur.Error = ""
 		})
+		if pending {
+			// The agent was held by a dialog before its task: now that it is answered, type the
+			// envelope (once it reads idle; a new dialog leaves it blocked again).
+			_, _ = s.c.Wait(ctx, []string{t.name}, herd.WaitOptions{States: []string{herd.StateIdle, herd.StateDone, herd.StateWorking},
+				Timeout: min(time.Until(deadline), 30*time.Second)})
+			if _, err := s.typeEnvelope(ctx, r, deadline); err != nil {
+				_ = s.store.update(r.ID, r, func(cur *record) { cur.Status, cur.Error = statusFailed, err.Error() })
+			}
+		}
 		if boolOr(in.Wait, false) {
 			s.waitTask(ctx, r, deadline)
 		}
