@@ -344,3 +344,24 @@ func TestBootDialogThenEnvelope(t *testing.T) {
 		t.Fatalf("the record's task is not the envelope: %q", tk.Text)
 	}
 }
+
+// A message to a working owned agent waits in the member's queue; with wait it returns when that
+// queued turn (not the running one) ends.
+func TestMessageQueuedBehindARunningTurn(t *testing.T) {
+	e := newEnv(t, "")
+	t.Setenv("FAKEENGINE_SLOW", "2s")
+	repo := e.repo()
+	var res AgentResult
+	e.ok("spawn_agent", map[string]any{"prompt": "slow first", "kind": "claude", "cwd": repo, "wait": false}, "AgentResult", &res)
+	if _, err := e.c.Wait(e.ctx, []string{res.Agent.Name}, herd.WaitOptions{States: []string{herd.StateWorking}, Timeout: safety}); err != nil {
+		t.Fatal(err)
+	}
+	var got AgentResult
+	e.ok("message_agent", map[string]any{"target": res.TaskID, "message": "then this", "wait": true, "timeout_ms": 60000}, "AgentResult", &got)
+	if got.Delivered.As != "queued" || got.Status != statusCompleted || got.HerdTask == res.HerdTask || !strings.Contains(got.FinalMessage, "then this") {
+		t.Fatalf("queued message: %+v", got)
+	}
+	if first, _ := e.c.Task(e.ctx, res.HerdTask); first.Open {
+		t.Fatalf("the first turn is still open after the queued one ended: %+v", first)
+	}
+}

@@ -337,7 +337,9 @@ func (s *Server) resultOf(ctx context.Context, r *record, wait bool, deadline ti
 }
 
 // waitTask waits until the record's herd task settles (closed, or blocked) or the member goes,
-// event-driven (a subscription), bounded by deadline.
+// bounded by deadline. It subscribes to the member's events, reads the task once, then lets the
+// events decide (an event names the task it was recorded against and whether it closed it): a
+// read of an open task while its end is being recorded would be reconciled as gone.
 func (s *Server) waitTask(ctx context.Context, r *record, deadline time.Time) {
 	if r.HerdTask == "" {
 		return
@@ -349,15 +351,26 @@ func (s *Server) waitTask(ctx context.Context, r *record, deadline time.Time) {
 		return
 	}
 	defer sub.Close()
+	t, err := s.c.Task(ctx, r.HerdTask)
+	if err != nil || !t.Open || t.State == herd.StateBlocked {
+		return
+	}
 	for {
-		t, err := s.c.Task(ctx, r.HerdTask)
-		if err != nil || !t.Open || t.State == herd.StateBlocked {
-			return
-		}
 		select {
-		case _, ok := <-sub.Events():
+		case ev, ok := <-sub.Events():
 			if !ok {
 				return
+			}
+			switch {
+			case ev.Type == herd.EventRemoved || ev.State == herd.StateGone:
+				return
+			case ev.Task == r.HerdTask && (ev.TaskEnded || ev.State == herd.StateBlocked):
+				return
+			case ev.Task != "" && ev.Task != r.HerdTask && ev.TaskEnded:
+				// Another task ended: ours may be queued behind it, or was closed (superseded).
+				if t, err := s.c.Task(ctx, r.HerdTask); err != nil || !t.Open {
+					return
+				}
 			}
 		case <-ctx.Done():
 			return
