@@ -435,11 +435,37 @@ func orState(s, alt string) string {
 	return s
 }
 
-// CancelTask cancels one task: a queued one is removed untyped, a running one is closed
-// canceled in the ledger (the caller then interrupts the member's turn, e.g. Escape).
-func (c *Client) CancelTask(ctx context.Context, id string) (*CancelTaskResult, error) {
+// InterruptOptions tune Interrupt and CancelTask.
+type InterruptOptions struct {
+	// Grace replaces the engines table's wait between the interrupt keys (Escape) and the
+	// second keys (Ctrl-C, sent only while the member still reads busy); 0 = the table's.
+	Grace time.Duration
+}
+
+func graceMs(opts []InterruptOptions) int64 {
+	var ms int64
+	for _, o := range opts {
+		if o.Grace > 0 {
+			ms = max(o.Grace.Milliseconds(), 1)
+		}
+	}
+	return ms
+}
+
+// Interrupt stops a member's turn without killing it; the daemon does the whole sequence (the
+// engines table's keys, grace and second keys; a remote member's task canceled) and closes the
+// interrupted task in the ledger. An unknown member is exit 3.
+func (c *Client) Interrupt(ctx context.Context, name string, opts ...InterruptOptions) (*InterruptResult, error) {
+	var r InterruptResult
+	return &r, c.call(ctx, MethodInterrupt, InterruptParams{Name: name, GraceMs: graceMs(opts)}, &r)
+}
+
+// CancelTask cancels one task: a queued one is removed untyped; a running one is closed canceled
+// in the ledger and the daemon interrupts its member's turn (as Interrupt). A task that is not
+// open is exit 3, a malformed id exit 1.
+func (c *Client) CancelTask(ctx context.Context, id string, opts ...InterruptOptions) (*CancelTaskResult, error) {
 	var r CancelTaskResult
-	return &r, c.call(ctx, MethodCancelTask, CancelTaskParams{ID: id}, &r)
+	return &r, c.call(ctx, MethodCancelTask, CancelTaskParams{ID: id, GraceMs: graceMs(opts)}, &r)
 }
 
 // Read returns the last lines (default 60) of a member's text history and screen.
