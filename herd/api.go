@@ -58,8 +58,8 @@ const (
 	// busy; a remote member's open task is canceled instead. The task the turn belonged to is
 	// closed interrupted in the ledger.
 	MethodInterrupt = "interrupt"
-	MethodLog        = "log"
-	MethodStats      = "stats"
+	MethodLog       = "log"
+	MethodStats     = "stats"
 
 	// NotifyEvent is the server→client notification carrying one Event to a subscriber.
 	NotifyEvent = "event"
