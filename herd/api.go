@@ -681,6 +681,13 @@ type TasksResult struct {
 	Tasks []Task `json:"tasks"`
 }
 
+// CheckTaskID says whether id has the form of a task id (t-N, as the ledger mints them): nil, or
+// an exit-1 error that shows the form. Adapters check ids with it before asking the daemon.
+func CheckTaskID(id string) error {
+	_, err := ledger.ParseTaskID(id)
+	return err
+}
+
 // TaskParams names one task.
 type TaskParams struct {
 	ID string `json:"id"`

@@ -23,10 +23,15 @@ import (
 	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
-// ConnectOptions tune Connect.
-type ConnectOptions struct {
-	// Home is $MOSH_HOME; empty means Home().
+// Options are what a client takes from its caller, resolved once: where the herd lives
+// ($MOSH_HOME) and the caller's environment, which holds remote members' tokens
+// (MOSH_REMOTE_<NAME>_TOKEN). Adapters (the CLI, the script builtins, herd serve, herd mcp) build
+// one and never read either themselves.
+type Options struct {
+	// Home is $MOSH_HOME; empty means ResolveHome(Getenv).
 	Home string
+	// Getenv reads the caller's environment (a script's, a test's); nil means os.Getenv.
+	Getenv func(string) string
 	// NoStart makes Connect fail (exit code 5) instead of starting a daemon when none answers.
 	NoStart bool
 	// DaemonArgv is the command that runs a foreground daemon; default
@@ -36,9 +41,42 @@ type ConnectOptions struct {
 	StartTimeout time.Duration
 }
 
+// ConnectOptions is the former name of Options.
+type ConnectOptions = Options
+
+// Resolve returns o with Getenv and Home filled in: the one place a client learns $MOSH_HOME.
+func (o Options) Resolve() (Options, error) {
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Home == "" {
+		h, err := ResolveHome(o.Getenv)
+		if err != nil {
+			return o, err
+		}
+		o.Home = h
+	}
+	return o, nil
+}
+
+// RemoteToken is the bearer token of remote member name from the caller's environment
+// (MOSH_REMOTE_<NAME>_TOKEN; "" when unset or name is not a member name). The daemon learns a
+// remote member's token from the callers that have it, and keeps it in memory only.
+func (o Options) RemoteToken(name string) string {
+	if !ValidName(name) {
+		return ""
+	}
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	return getenv(remote.TokenVar(name))
+}
+
 // Client is a connection to the herd daemon. Its methods are safe for concurrent use: requests
 // are multiplexed over one connection (Attach opens its own).
 type Client struct {
+	opts   Options // resolved
 	home   string
 	socket string
 	conn   net.Conn
@@ -75,11 +113,17 @@ type rpcResponse struct {
 
 // Connect dials the daemon of opts.Home, starting one on demand (like a tmux server) unless
 // opts.NoStart. Concurrent callers never start two daemons.
-func Connect(ctx context.Context, opts ConnectOptions) (*Client, error) {
-	home, err := homeOr(opts.Home)
+func Connect(ctx context.Context, opts Options) (*Client, error) {
+	return NewClient(ctx, opts)
+}
+
+// NewClient is Connect: a client of the daemon of opts.Home (resolved once, see Options).
+func NewClient(ctx context.Context, opts Options) (*Client, error) {
+	opts, err := opts.Resolve()
 	if err != nil {
 		return nil, err
 	}
+	home := opts.Home
 	sock := SocketPath(home)
 	conn, err := dialSocket(ctx, sock)
 	if err != nil {
@@ -99,7 +143,9 @@ func Connect(ctx context.Context, opts ConnectOptions) (*Client, error) {
 			return nil, err
 		}
 	}
-	return newClient(home, sock, conn), nil
+	c := newClient(home, sock, conn)
+	c.opts = opts
+	return c, nil
 }
 
 func dialSocket(ctx context.Context, sock string) (net.Conn, error) {
@@ -123,6 +169,16 @@ func newClient(home, sock string, conn net.Conn) *Client {
 
 // Home is the MOSH_HOME this client talks to.
 func (c *Client) Home() string { return c.home }
+
+// Options are the client's options as resolved when it connected (Home set, Getenv set).
+func (c *Client) Options() Options {
+	o := c.opts
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	o.Home = c.home
+	return o
+}
 
 // Socket is the socket path of the daemon.
 func (c *Client) Socket() string { return c.socket }
@@ -404,7 +460,7 @@ func (c *Client) List(ctx context.Context) ([]Member, error) {
 // opts.Answer. With opts.Wait the result carries the outcome and the error is exit-coded like Wait's.
 func (c *Client) Prompt(ctx context.Context, name, text string, opts PromptOptions) (*PromptResult, error) {
 	p := PromptParams{Name: name, Text: text, Answer: opts.Answer, Wait: opts.Wait, States: opts.States, TimeoutMs: opts.Timeout.Milliseconds(),
-		Token: tokenOr(opts.Token, name), Now: opts.Now, Continue: opts.Continue}
+		Token: c.tokenOr(opts.Token, name), Now: opts.Now, Continue: opts.Continue}
 	var r PromptResult
 	err := c.call(ctx, MethodPrompt, p, &r)
 	if err == nil && opts.Wait {
@@ -539,7 +595,7 @@ func (c *Client) Report(ctx context.Context, name, state, kind string, ttl time.
 	var r ReportResult
 	// One definition of the request, shared with the hook fast path (cmd/mosh/internal/hookpath):
 	// the params (nonce included) and the very bytes of the line.
-	p := reportreq.New(name, state, kind, ttl, payload, os.Getenv)
+	p := reportreq.New(name, state, kind, ttl, payload, c.Options().Getenv)
 	return &r, c.roundTrip(ctx, MethodReport, func(id int64) ([]byte, error) { return reportreq.Line(id, p) }, &r)
 }
 
@@ -607,11 +663,12 @@ func waitStopped(ctx context.Context, pid int, home string) error {
 // socket (removed by a temp cleaner, an old daemon that cannot re-create it) is refused without
 // yes, and ended with SIGTERM with it (its members stop with it, as with a daemon that answers).
 func StopDaemon(ctx context.Context, opts ConnectOptions, yes bool) (*DaemonStopResult, error) {
-	home, err := homeOr(opts.Home)
+	opts, err := opts.Resolve()
 	if err != nil {
 		return nil, err
 	}
-	opts.Home, opts.NoStart = home, true
+	home := opts.Home
+	opts.NoStart = true
 	c, err := Connect(ctx, opts)
 	if err == nil {
 		defer c.Close()
@@ -860,11 +917,11 @@ func (a *AttachStream) Close() error {
 // Doctor runs the doctor checks, including "daemon reachable", without requiring a daemon: when
 // none answers it reports that as a failure with the fix instead of starting one.
 func Doctor(ctx context.Context, opts ConnectOptions) (*DoctorResult, error) {
-	home, err := homeOr(opts.Home)
+	opts, err := opts.Resolve()
 	if err != nil {
 		return nil, err
 	}
-	opts.Home = home
+	home := opts.Home
 	opts.NoStart = true
 	c, err := Connect(ctx, opts)
 	if err != nil {
@@ -892,11 +949,11 @@ func Doctor(ctx context.Context, opts ConnectOptions) (*DoctorResult, error) {
 // Probe reports whether a daemon answers for opts.Home without starting one. A daemon process
 // that holds the lock but does not answer is an error (*OrphanedDaemonError), not "not running".
 func Probe(ctx context.Context, opts ConnectOptions) (*DaemonStatusResult, error) {
-	home, err := homeOr(opts.Home)
+	opts, err := opts.Resolve()
 	if err != nil {
 		return nil, err
 	}
-	opts.Home = home
+	home := opts.Home
 	opts.NoStart = true
 	c, err := Connect(ctx, opts)
 	if err != nil {
@@ -1002,13 +1059,12 @@ func (c *Client) Stats(ctx context.Context, member string, since time.Time) (*St
 	return &r, nil
 }
 
-// tokenOr is tok, or the caller's MOSH_REMOTE_<NAME>_TOKEN: the daemon learns a remote member's
-// token from the callers that have it, and keeps it in memory only.
-func tokenOr(tok, name string) string {
-	if tok != "" || !ValidName(name) {
+// tokenOr is tok, or the caller's MOSH_REMOTE_<NAME>_TOKEN (Options.RemoteToken).
+func (c *Client) tokenOr(tok, name string) string {
+	if tok != "" {
 		return tok
 	}
-	return os.Getenv(remote.TokenVar(name))
+	return c.Options().RemoteToken(name)
 }
 
 // RemoteAddOptions tune RemoteAdd.
@@ -1025,7 +1081,7 @@ type RemoteAddOptions struct {
 func (c *Client) RemoteAdd(ctx context.Context, name, url string, opts RemoteAddOptions) (*RemoteAddResult, error) {
 	var r RemoteAddResult
 	p := RemoteAddParams{Name: name, URL: url, Kind: opts.Kind, InputKey: opts.InputKey, TimeoutMs: opts.Timeout.Milliseconds(),
-		Force: opts.Force, Token: tokenOr(opts.Token, name)}
+		Force: opts.Force, Token: c.tokenOr(opts.Token, name)}
 	return &r, c.call(ctx, MethodRemoteAdd, p, &r)
 }
 
@@ -1047,11 +1103,40 @@ func (c *Client) RemoteRemove(ctx context.Context, name string) (*RemoteRemoveRe
 // RemotePing probes a remote member now (the card for A2A, a GET for /run).
 func (c *Client) RemotePing(ctx context.Context, name string) (*RemotePing, error) {
 	var r RemotePing
-	return &r, c.call(ctx, MethodRemotePing, RemoteNameParams{Name: name, Token: tokenOr("", name)}, &r)
+	return &r, c.call(ctx, MethodRemotePing, RemoteNameParams{Name: name, Token: c.tokenOr("", name)}, &r)
 }
 
 // RemoteCard fetches an A2A member's agent card as it serves it.
 func (c *Client) RemoteCard(ctx context.Context, name string) (*RemoteCardResult, error) {
 	var r RemoteCardResult
-	return &r, c.call(ctx, MethodRemoteCard, RemoteNameParams{Name: name, Token: tokenOr("", name)}, &r)
+	return &r, c.call(ctx, MethodRemoteCard, RemoteNameParams{Name: name, Token: c.tokenOr("", name)}, &r)
+}
+
+// HookPlansResult is what `mosh herd hooks` installs per engine: a plan for every engine of the
+// engines table with a hook spec, a message per engine whose spec is broken, and the markers that
+// identify herd-written hooks.
+type HookPlansResult struct {
+	Plans      []state.HookPlan `json:"plans"`
+	Errors     []string         `json:"errors"`
+	Marker     string           `json:"marker"`
+	FileMarker string           `json:"fileMarker"`
+}
+
+// HookPlans reads the hook plans from the engines table of opts's herd — the embedded table with
+// $MOSH_HOME/herd/engines.json applied, as its daemon reads it — without needing a daemon (hooks
+// are installed before any member runs). A home that cannot be resolved gives the embedded table.
+func HookPlans(opts Options) HookPlansResult {
+	dir := ""
+	if o, err := opts.Resolve(); err == nil {
+		dir = HerdDir(o.Home)
+	}
+	plans, errs := state.Load(dir).HookPlans()
+	r := HookPlansResult{Plans: plans, Errors: make([]string, len(errs)), Marker: state.HookMarker, FileMarker: state.FileMarker}
+	for i, e := range errs {
+		r.Errors[i] = e.Error()
+	}
+	if r.Plans == nil {
+		r.Plans = []state.HookPlan{}
+	}
+	return r
 }

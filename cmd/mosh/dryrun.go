@@ -360,11 +360,11 @@ func (h *herdCLI) dryReport(cmd *cobra.Command, asJSON bool, name, stateArg stri
 }
 
 func (h *herdCLI) dryDaemonStop(cmd *cobra.Command, asJSON bool, yes bool) error {
-	home, err := h.home()
+	opts, err := h.options()
 	if err != nil {
 		return err
 	}
-	st, err := herd.Probe(cmd.Context(), herd.ConnectOptions{Home: home})
+	st, err := herd.Probe(cmd.Context(), opts)
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mosh-dev/mosh/herd"
-	"github.com/mosh-dev/mosh/herd/remote"
 	"github.com/mosh-dev/mosh/herd/reportreq"
 	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
@@ -73,22 +72,26 @@ func (h *herdCLI) home() (string, error) {
 	if h.moshHome != nil {
 		return h.moshHome()
 	}
-	if v := h.getenv("MOSH_HOME"); v != "" {
-		return filepath.Abs(v)
+	return herd.ResolveHome(h.getenv)
+}
+
+// options are the herd client's options for this command: its MOSH_HOME, resolved once, and its
+// environment (where the client finds remote members' tokens).
+func (h *herdCLI) options() (herd.Options, error) {
+	home, err := h.home()
+	if err != nil {
+		return herd.Options{}, err
 	}
-	if v := h.getenv("HOME"); v != "" {
-		return filepath.Join(v, ".mosh"), nil
-	}
-	return herd.Home()
+	return herd.Options{Home: home, Getenv: h.getenv}, nil
 }
 
 // connect dials the daemon, starting one on demand (like a tmux server).
 func (h *herdCLI) connect(ctx context.Context) (*herd.Client, error) {
-	home, err := h.home()
+	opts, err := h.options()
 	if err != nil {
 		return nil, err
 	}
-	return herd.Connect(ctx, herd.ConnectOptions{Home: home})
+	return herd.NewClient(ctx, opts)
 }
 
 // connectRunning dials the daemon only if one runs; (nil, nil) when none answers.
@@ -99,14 +102,15 @@ func (h *herdCLI) connectRunning(ctx context.Context) (*herd.Client, error) {
 // connectRunningFor is connectRunning for the herd whose directory is herdDir ($MOSH_HOME/herd, as
 // members see it in MOSH_HERD_DIR); an empty herdDir means the command's own MOSH_HOME.
 func (h *herdCLI) connectRunningFor(ctx context.Context, herdDir string) (*herd.Client, error) {
-	home, err := h.home()
+	opts, err := h.options()
 	if err != nil {
 		return nil, err
 	}
 	if herdDir != "" {
-		home = filepath.Dir(filepath.Clean(herdDir))
+		opts.Home = filepath.Dir(filepath.Clean(herdDir))
 	}
-	c, err := herd.Connect(ctx, herd.ConnectOptions{Home: home, NoStart: true})
+	opts.NoStart = true
+	c, err := herd.NewClient(ctx, opts)
 	if err != nil {
 		return nil, nil //nolint:nilerr // "not running" is an answer here, not a failure
 	}
@@ -470,7 +474,7 @@ func (h *herdCLI) promptCmd() *cobra.Command {
 			if strings.TrimSpace(text) == "" {
 				return usageErr("herd prompt: the text is empty: mosh herd prompt NAME TEXT…")
 			}
-			opts := herd.PromptOptions{Answer: answer, Wait: wait, Now: now, Continue: cont, Token: h.getenv(remote.TokenVar(name))}
+			opts := herd.PromptOptions{Answer: answer, Wait: wait, Now: now, Continue: cont}
 			if wait {
 				d, err := waitTimeout(timeout)
 				if err != nil {
@@ -1068,11 +1072,11 @@ func (h *herdCLI) doctorCmd() *cobra.Command {
 		Short: "check the herd: daemon, manifest drift, stale reports, directories, rules.json (exit 5 on a failure)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			home, err := h.home()
+			opts, err := h.options()
 			if err != nil {
 				return err
 			}
-			r, err := herd.Doctor(cmd.Context(), herd.ConnectOptions{Home: home})
+			r, err := herd.Doctor(cmd.Context(), opts)
 			if err != nil {
 				return err
 			}
@@ -1231,11 +1235,11 @@ func (h *herdCLI) daemonCmd() *cobra.Command {
 		Short: "say whether the daemon runs, its pid, uptime, members and clients (never starts one)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			home, err := h.home()
+			opts, err := h.options()
 			if err != nil {
 				return err
 			}
-			r, err := herd.Probe(cmd.Context(), herd.ConnectOptions{Home: home})
+			r, err := herd.Probe(cmd.Context(), opts)
 			if err != nil {
 				return err
 			}
@@ -1274,12 +1278,12 @@ func (h *herdCLI) daemonCmd() *cobra.Command {
 			if ctx == nil {
 				ctx = context.Background()
 			}
-			home, err := h.home()
+			opts, err := h.options()
 			if err != nil {
 				return err
 			}
 			// Returns once the daemon's process is gone: the next verb starts a fresh one.
-			r, err := herd.StopDaemon(ctx, herd.ConnectOptions{Home: home}, yes)
+			r, err := herd.StopDaemon(ctx, opts, yes)
 			if err != nil {
 				return err
 			}

@@ -68,15 +68,15 @@ type Options struct {
 	InterruptGrace time.Duration
 	// AskedLines is how many bottom screen lines show what a blocked member asks. 12.
 	AskedLines int
-	// Home is $MOSH_HOME; errors from the daemon have it replaced by "$MOSH_HOME" so a remote
-	// caller does not learn local paths.
-	Home string
 }
 
 // Backend implements a2a.Backend over a herd daemon connection.
 type Backend struct {
 	k    *conn
 	opts Options
+	// home is the client's $MOSH_HOME: errors from the daemon have it replaced by "$MOSH_HOME"
+	// so a remote caller does not learn local paths.
+	home string
 	// graceSet: Options.InterruptGrace was given, so it overrides the engines table's grace.
 	graceSet bool
 
@@ -100,14 +100,11 @@ func New(ctx context.Context, c *herd.Client, opts Options) (*Backend, error) {
 	if opts.AskedLines <= 0 {
 		opts.AskedLines = DefaultAskedLines
 	}
-	if opts.Home == "" {
-		opts.Home = c.Home()
-	}
 	k, err := newConn(ctx, c, opts.Redial)
 	if err != nil {
 		return nil, fmt.Errorf("subscribing to the herd's events: %w", err)
 	}
-	return &Backend{k: k, opts: opts, graceSet: graceSet, canceled: map[string]time.Time{}}, nil
+	return &Backend{k: k, opts: opts, home: c.Home(), graceSet: graceSet, canceled: map[string]time.Time{}}, nil
 }
 
 // Close stops the event subscription and closes the daemon connection.
@@ -331,7 +328,7 @@ func (b *Backend) Cancel(ctx context.Context, taskID string) (a2a.TaskRecord, er
 	defer unwatch()
 	// The keys are the engines table's interrupt (Escape, then Ctrl-C); an explicit
 	// Options.InterruptGrace overrides the table's grace.
-	keys, then, grace := herd.EngineInterrupt(b.opts.Home, engine)
+	keys, then, grace := herd.EngineInterrupt(b.home, engine)
 	if b.graceSet {
 		grace = b.opts.InterruptGrace
 	}
@@ -493,8 +490,8 @@ func (b *Backend) wireErr(err error) error {
 		return err
 	}
 	msg := err.Error()
-	if b.opts.Home != "" {
-		msg = strings.ReplaceAll(msg, b.opts.Home, "$MOSH_HOME")
+	if b.home != "" {
+		msg = strings.ReplaceAll(msg, b.home, "$MOSH_HOME")
 	}
 	return errors.New(msg)
 }

@@ -87,7 +87,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.b, err = New(ctx, bc, Options{Home: home, Redial: func(ctx context.Context) (*herd.Client, error) {
+	e.b, err = New(ctx, bc, Options{Redial: func(ctx context.Context) (*herd.Client, error) {
 		return herd.Connect(ctx, herd.ConnectOptions{Home: home, NoStart: true})
 	}})
 	if err != nil {
@@ -355,7 +355,7 @@ func TestReconnectsAfterTheDaemonRestarts(t *testing.T) {
 	}
 	e.c.Close()
 	// Any herd verb starts a daemon again; the backend finds it by itself.
-	if e.c, err = herd.Connect(e.ctx, herd.ConnectOptions{Home: e.home}); err != nil {
+	if e.c, err = herd.Connect(e.ctx, herd.ConnectOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// The backend redials by itself (with backoff): wait until it is up again.
@@ -438,7 +438,7 @@ func TestCancelIsDurableAndQueuedTasksCancelUntyped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fresh, err := New(e.ctx, bc, Options{Home: e.home})
+	fresh, err := New(e.ctx, bc, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
