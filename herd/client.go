@@ -20,6 +20,7 @@ import (
 	"github.com/mosh-dev/mosh/herd/remote"
 	"github.com/mosh-dev/mosh/herd/reportreq"
 	"github.com/mosh-dev/mosh/herd/state"
+	"github.com/mosh-dev/mosh/internal/queue"
 	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
@@ -702,11 +703,7 @@ type Subscription struct {
 	c      *Client
 	id     string
 	events chan Event
-	mu     sync.Mutex
-	queue  []Event
-	wake   chan struct{}
-	ended  bool
-	err    error
+	q      queue.Q[Event] // events received, not yet handed to the channel; closed with the reason it ended
 	stop   chan struct{}
 	once   sync.Once
 	// Seq is the daemon's last event number before this subscription began.
@@ -717,44 +714,17 @@ type Subscription struct {
 func (s *Subscription) Events() <-chan Event { return s.events }
 
 // Err is why the subscription ended (nil after Close).
-func (s *Subscription) Err() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.err
-}
+func (s *Subscription) Err() error { return s.q.Err() }
 
-func (s *Subscription) push(e Event) {
-	s.mu.Lock()
-	s.queue = append(s.queue, e)
-	s.mu.Unlock()
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-}
+func (s *Subscription) push(e Event) { s.q.Push(e) }
 
-func (s *Subscription) end(err error) {
-	s.mu.Lock()
-	if !s.ended {
-		s.ended = true
-		s.err = err
-	}
-	s.mu.Unlock()
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-}
+func (s *Subscription) end(err error) { s.q.Close(err) }
 
 // pump moves queued events to the channel so a slow reader never blocks the connection.
 func (s *Subscription) pump() {
 	defer close(s.events)
 	for {
-		s.mu.Lock()
-		q := s.queue
-		s.queue = nil
-		ended := s.ended
-		s.mu.Unlock()
+		q, ended := s.q.Take()
 		for _, e := range q {
 			select {
 			case s.events <- e:
@@ -762,14 +732,14 @@ func (s *Subscription) pump() {
 				return
 			}
 		}
-		if len(q) > 0 {
-			continue
-		}
 		if ended {
 			return
 		}
+		if len(q) > 0 {
+			continue
+		}
 		select {
-		case <-s.wake:
+		case <-s.q.Wake():
 		case <-s.stop:
 			return
 		}
@@ -794,7 +764,7 @@ func (s *Subscription) Close() error {
 // per-daemon sequence number.
 func (c *Client) Subscribe(ctx context.Context, names ...string) (*Subscription, error) {
 	id := "s" + strconv.FormatInt(c.nextSub.Add(1), 10)
-	s := &Subscription{c: c, id: id, events: make(chan Event, 64), wake: make(chan struct{}, 1), stop: make(chan struct{})}
+	s := &Subscription{c: c, id: id, events: make(chan Event, 64), stop: make(chan struct{})}
 	c.mu.Lock()
 	c.subs[id] = s
 	c.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mosh-dev/mosh/herd"
+	"github.com/mosh-dev/mosh/internal/queue"
 )
 
 // errDisconnected is what a request gets while the daemon connection is down.
@@ -40,59 +41,19 @@ type conn struct {
 }
 
 // watch collects one member's events for one Wait or Cancel. The queue is unbounded but lives
-// only as long as the call that registered it.
+// only as long as the call that registered it; it closes with errDisconnected when the
+// connection ends.
 type watch struct {
 	member string
-	mu     sync.Mutex
-	q      []herd.Event
-	err    error // set when the connection ended
-	wake   chan struct{}
+	q      queue.Q[herd.Event]
 }
 
-func (w *watch) push(ev herd.Event) {
-	w.mu.Lock()
-	w.q = append(w.q, ev)
-	w.mu.Unlock()
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
-}
+func (w *watch) push(ev herd.Event) { w.q.Push(ev) }
 
-func (w *watch) end(err error) {
-	w.mu.Lock()
-	if w.err == nil {
-		w.err = err
-	}
-	w.mu.Unlock()
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
-}
+func (w *watch) end(err error) { w.q.Close(err) }
 
 // next returns the member's next event, or why there will be none.
-func (w *watch) next(ctx context.Context) (herd.Event, error) {
-	for {
-		w.mu.Lock()
-		if len(w.q) > 0 {
-			ev := w.q[0]
-			w.q = w.q[1:]
-			w.mu.Unlock()
-			return ev, nil
-		}
-		err := w.err
-		w.mu.Unlock()
-		if err != nil {
-			return herd.Event{}, err
-		}
-		select {
-		case <-w.wake:
-		case <-ctx.Done():
-			return herd.Event{}, ctx.Err()
-		}
-	}
-}
+func (w *watch) next(ctx context.Context) (herd.Event, error) { return w.q.Next(ctx) }
 
 func newConn(ctx context.Context, c *herd.Client, redial func(ctx context.Context) (*herd.Client, error)) (*conn, error) {
 	k := &conn{redial: redial, auto: map[string]bool{}, watches: map[*watch]struct{}{},
@@ -215,10 +176,10 @@ func (k *conn) connected() <-chan struct{} {
 // watchMember starts collecting member's events. Register before acting (typing, sending keys)
 // so the member's reaction cannot slip past.
 func (k *conn) watchMember(member string) (*watch, func()) {
-	w := &watch{member: member, wake: make(chan struct{}, 1)}
+	w := &watch{member: member}
 	k.mu.Lock()
 	if k.c == nil {
-		w.err = errDisconnected
+		w.end(errDisconnected)
 	}
 	k.watches[w] = struct{}{}
 	k.mu.Unlock()
