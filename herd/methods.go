@@ -57,6 +57,7 @@ var handlers = map[string]handler{
 	MethodLog:          hLog,
 	MethodStats:        hStats,
 	MethodCancelTask:   hCancelTask,
+	MethodInterrupt:    hInterrupt,
 }
 
 // ---- launch ----

@@ -363,24 +363,7 @@ func (d *daemon) cancelTask(id string) (CancelTaskResult, error) {
 			}
 		}
 		if t := m.task; t != nil && t.id == id {
-			m.task = nil
-			// Its continuations go with it.
-			kept := m.queue[:0]
-			for _, q := range m.queue {
-				if !(q.cont && q.id == id) {
-					kept = append(kept, q)
-				}
-			}
-			m.queue = kept
-			art := d.artifactLocked(m, t)
-			m.lastClosed = &closedTask{id: id, hook: true}
-			end := ledger.Transition{At: now, State: ledger.StateCanceled, Authority: AuthorityRuntime, Note: "canceled"}
-			d.lw.post(m.name, func() {
-				if err := d.tasks.CloseTask(id, end, art); err != nil {
-					d.logger.Printf("ledger: close %s: %v", id, err)
-				}
-			})
-			d.bus.emitLocked(Event{Type: eventTaskEnd, Name: m.name, State: m.reading.State, Task: id, TaskEnded: true, TaskState: ledger.StateCanceled, AtMs: now.UnixMilli()})
+			d.closeRunningLocked(m, t, ledger.StateCanceled, "canceled", now)
 			d.bus.mu.Unlock()
 			m.wakeQueue()
 			d.lw.flush(m.name)
@@ -456,5 +439,5 @@ func hCancelTask(ctx context.Context, sc *serverConn, params json.RawMessage) (a
 	if sc.d.tasks == nil {
 		return nil, sc.d.ledgerUnavailable()
 	}
-	return sc.d.cancelTask(id)
+	return sc.d.cancelAndInterrupt(ctx, id, time.Duration(p.GraceMs)*time.Millisecond)
 }

@@ -68,6 +68,7 @@ var dryRunModes = map[string]dryMode{
 	"herd start":         dryNarrate,
 	"herd prompt":        dryNarrate,
 	"herd send-keys":     dryNarrate,
+	"herd interrupt":     dryNarrate,
 	"kill":               dryNarrate,
 	"herd kill":          dryNarrate,
 	"herd prune":         dryNarrate,

@@ -642,6 +642,63 @@ func (h *herdCLI) sendKeysCmd() *cobra.Command {
 	return cmd
 }
 
+// interruptCmd is `herd interrupt NAME`: the daemon stops the member's turn (the engines table's
+// keys: Escape, then Ctrl-C only if it still reads busy; a remote member's task canceled) and
+// closes its task interrupted — the same daemon path as A2A tasks/cancel.
+func (h *herdCLI) interruptCmd() *cobra.Command {
+	var asJSON bool
+	var grace string
+	cmd := &cobra.Command{
+		Use:   "interrupt NAME [--grace D] [--json]",
+		Short: "stop a member's turn without killing it: Escape, then Ctrl-C only if it is still busy (its task ends interrupted)",
+		Example: `  mosh herd interrupt api
+  mosh herd interrupt api --json | jq -r .task`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := herd.CheckName(args[0]); err != nil {
+				return err
+			}
+			var opts herd.InterruptOptions
+			if grace != "" {
+				d, err := time.ParseDuration(grace)
+				if err != nil || d <= 0 {
+					return usageErr("--grace %q is not a positive duration: e.g. --grace 3s", grace)
+				}
+				opts.Grace = d
+			}
+			if isDryRun(cmd) {
+				if _, err := h.dryMember(cmd, args[0]); err != nil {
+					return err
+				}
+				return h.narrate(cmd, asJSON, "interrupt the turn of "+args[0], herd.InterruptParams{Name: args[0], GraceMs: opts.Grace.Milliseconds()})
+			}
+			return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {
+				r, err := c.Interrupt(ctx, args[0], opts)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return writeJSON(h.stdout, r)
+				}
+				switch {
+				case r.Remote:
+					fmt.Fprintf(h.stdout, "%s: its remote task was canceled", r.Name)
+				default:
+					fmt.Fprintf(h.stdout, "%s: sent %s", r.Name, strings.Join(append(append([]string(nil), r.Keys...), r.Then...), " "))
+				}
+				if r.Task != "" {
+					fmt.Fprintf(h.stdout, "; task %s %s", r.Task, r.TaskState)
+				}
+				fmt.Fprintf(h.stdout, "; now %s\n", r.State)
+				return nil
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print {name, task, taskState, keys, then, remote, state} as JSON")
+	cmd.Flags().StringVar(&grace, "grace", "", "how long to wait after the first keys before Ctrl-C (default: the engines table's, 1.5s)")
+	return cmd
+}
+
 // ---- wait -------------------------------------------------------------------------------------
 
 func (h *herdCLI) waitCmd() *cobra.Command {
