@@ -16,9 +16,9 @@ import (
 
 	"github.com/dop251/goja"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
 	"github.com/mosh-dev/mosh/runtime"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // herdWaitDefaultStates is moshcode's herdWait default: engines drawn only by the screen return

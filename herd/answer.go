@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/mosh-dev/mosh/runtime/exitcode"
+	"github.com/mosh-dev/mosh/exitcode"
 )
 
 // awaitQuestion holds an answer (prompt --answer, send-keys) to a blocked member until the

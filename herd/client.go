@@ -17,11 +17,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd/remote"
 	"github.com/mosh-dev/mosh/herd/reportreq"
 	"github.com/mosh-dev/mosh/herd/state"
 	"github.com/mosh-dev/mosh/internal/queue"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // Options are what a client takes from its caller, resolved once: where the herd lives

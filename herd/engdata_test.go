@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd/state"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // One parser: the CLI's state argument and the state package read every input alike (case

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mosh-dev/mosh/runtime/exitcode"
+	"github.com/mosh-dev/mosh/exitcode"
 )
 
 var (

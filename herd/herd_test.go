@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mosh-dev/mosh/runtime/exitcode"
+	"github.com/mosh-dev/mosh/exitcode"
 )
 
 // askScript is a tiny interactive program: an idle prompt, and after each line a [y/n]

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mosh-dev/mosh/runtime/exitcode"
+	"github.com/mosh-dev/mosh/exitcode"
 )
 
 // The test binary doubles as the daemon (Connect runs `<exe> herd daemon --foreground`) and as

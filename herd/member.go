@@ -15,8 +15,8 @@ import (
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd/screen"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 const (

@@ -15,8 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/ledger"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 type handler func(ctx context.Context, sc *serverConn, params json.RawMessage) (any, error)

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mosh-dev/mosh/runtime/exitcode"
+	"github.com/mosh-dev/mosh/exitcode"
 )
 
 func envOf(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }

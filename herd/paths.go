@@ -7,8 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd/reportreq"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // maxSocketPath keeps the socket path under the 108-byte sun_path limit with room to spare.

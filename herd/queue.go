@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/ledger"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // The prompt queue: each member has a FIFO of submitted prompts. A prompt to a member that is

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mosh-dev/mosh/runtime/exitcode"
+	"github.com/mosh-dev/mosh/exitcode"
 )
 
 // startFake starts the fake Claude look-alike (screen only) as member name and waits for idle.

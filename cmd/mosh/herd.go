@@ -2,7 +2,7 @@ package main
 
 // The herd verbs on the CLI: thin adapters over herd.Client. Each verb parses flags, calls one
 // Client method, and prints the result as --json (the herd types' lowerCamel JSON), a table on a
-// terminal, or tab-separated rows off one. Errors carry exit codes from runtime/exitcode
+// terminal, or tab-separated rows off one. Errors carry exit codes from the exitcode package
 // (moshcode's: wait 0 matched / 2 timeout / 3 gone or ended; doctor 5; usage 1) and are printed
 // on stderr by the root command.
 
@@ -23,9 +23,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
 	"github.com/mosh-dev/mosh/herd/reportreq"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // defaultWaitTimeout is moshcode's: a wait with no --timeout gives up after 30 minutes.

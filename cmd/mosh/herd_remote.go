@@ -16,9 +16,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
 	"github.com/mosh-dev/mosh/herd/remote"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // remoteFamily: `mosh herd remote add|ls|rm|ping|card`.

@@ -20,9 +20,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mosh-dev/mosh/a2a"
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
 	"github.com/mosh-dev/mosh/herd/a2aserve"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // serveFamily: `mosh herd serve` and `mosh herd token`.

@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/mosh-dev/mosh/a2a"
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
 	"github.com/mosh-dev/mosh/herd/remote/remotetest"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // The test binary doubles as the herd daemon (Connect runs `<exe> herd daemon --foreground`).
