@@ -25,6 +25,7 @@ import (
 
 	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
+	"github.com/mosh-dev/mosh/herd/herdd"
 	"github.com/mosh-dev/mosh/herd/reportreq"
 )
 
@@ -1378,5 +1379,5 @@ func runForegroundDaemon(ctx context.Context, home string) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return herd.ServeForeground(ctx, home)
+	return herdd.Serve(ctx, home)
 }
