@@ -1,9 +1,7 @@
 package a2aserve
 
 import (
-	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mosh-dev/mosh/a2a"
@@ -16,9 +14,6 @@ const stateSubmitted = "submitted"
 // answerNote prefixes the note of the transition the daemon records when a prompt answers a
 // blocked member's open task (herd/internal/daemon/tasks_record.go): the answer joins the task that asked.
 const answerNote = "answered: "
-
-// taskIDRE is the ledger's id form; anything else cannot be a task and is not asked about.
-var taskIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^t-[0-9]{1,18}$`) })
 
 // continuedNote prefixes the note of the transition the daemon records when a follow-up message
 // is queued into a running task (herd/internal/daemon/queue.go).
@@ -48,7 +43,6 @@ func exitNote(t herd.Task) string {
 // view is one A2A task: its ledger task plus what only this server knows.
 type view struct {
 	task       herd.Task
-	canceledAt time.Time // set when this server interrupted it
 	autonomous bool
 	asked      string // the bottom of the screen while the member is blocked on this task
 	// seen are state events of this task the caller received; see withSeen.
@@ -142,7 +136,6 @@ func (v view) reacted() bool {
 //     input-required); a prompt typed into a busy member reads working. Authority stays empty:
 //     there is no reading of this turn yet.
 //   - Answers are the ledger's "answered" notes (the daemon clips their text to 200 runes).
-//   - A task this server interrupted is canceled, whatever the member did next.
 //   - A closed task is settled with its last state, or gone when its member stopped: its process
 //     exited during the task (the daemon closes it as done, noted "the process exited …") or
 //     it was killed or vanished (the ledger's reconcile). The note becomes Error.
@@ -179,8 +172,6 @@ func (v view) record() a2a.TaskRecord {
 	}
 
 	switch {
-	case !v.canceledAt.IsZero():
-		rec.Outcome, rec.EndedAt = a2a.OutcomeCanceled, v.canceledAt
 	case !t.Open && (t.State == taskCanceled || t.State == taskInterrupted):
 		// Canceled (tasks/cancel, kill, superseded) or interrupted: never completed.
 		rec.Outcome, rec.EndedAt = a2a.OutcomeCanceled, msTime(t.EndedMs)

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
 	"github.com/mosh-dev/mosh/ledger"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // Ledger reads: tasks, task, log, stats. Each read first lets the ledger writer finish what the
