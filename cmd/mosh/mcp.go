@@ -9,9 +9,9 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
 	herdmcp "github.com/mosh-dev/mosh/herd/mcp"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // mcpFamily: `mosh herd mcp`.

@@ -188,8 +188,9 @@ func (s *Server) interrupt(ctx context.Context, in interruptIn) (any, string, er
 	if t.member == nil || t.member.State == herd.StateGone {
 		return nil, "", fmt.Errorf("%s is gone: nothing to interrupt", t.name)
 	}
-	if err := s.interruptMember(ctx, t.rec.Kind, t.name); err != nil {
-		return nil, "", err
+	ir, err := s.c.Interrupt(ctx, t.name)
+	if err != nil {
+		return nil, "", fmt.Errorf("interrupting %s: %v", t.name, err)
 	}
 	r := t.rec
 	_ = s.store.update(r.ID, r, func(cur *record) {
@@ -198,6 +199,11 @@ func (s *Server) interrupt(ctx context.Context, in interruptIn) (any, string, er
 	})
 	s.slots.release(r.ID)
 	res := s.harvest(ctx, r)
+	keys := strings.Join(ir.Keys, " ")
+	if len(ir.Then) > 0 {
+		keys += ", then " + strings.Join(ir.Then, " ")
+	}
+	res.Evidence = append(res.Evidence, fmt.Sprintf("interrupt: sent %s; herd task %s closed %s", keys, orNone(ir.Task), orNone(ir.TaskState)))
 	return res, render(res), nil
 }
 

@@ -4,9 +4,9 @@ import (
 	"context"
 	"time"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
 	"github.com/mosh-dev/mosh/ledger"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // memberKind is what a member does that depends on where it runs: a process on a pty of this

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
 	"github.com/mosh-dev/mosh/herd/remote/remotetest"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // A remote member refuses what it cannot do in its own implementation (remote_member.go): every

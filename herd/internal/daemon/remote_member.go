@@ -4,9 +4,9 @@ import (
 	"context"
 	"time"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
 	"github.com/mosh-dev/mosh/ledger"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // remoteMember is a member reached over the network (remote.go: an A2A agent or a run
