@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mosh-dev/mosh/exitcode"
-	"github.com/mosh-dev/mosh/herd"
 	herdmcp "github.com/mosh-dev/mosh/herd/mcp"
 )
 
@@ -52,7 +51,7 @@ func mcpCmd(gs *globalState) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, err := herd.Connect(ctx, herd.ConnectOptions{Home: home})
+			c, err := h.connect(ctx) // the command's MOSH_HOME and environment (remote members' tokens)
 			if err != nil {
 				return err
 			}
