@@ -77,6 +77,9 @@ func (s *Server) message(ctx context.Context, in messageIn) (any, string, error)
 	if strings.TrimSpace(in.Message) == "" {
 		return nil, "", &paramError{tool: tool, param: "message", allowed: messageDef.allowed["message"], got: "an empty message"}
 	}
+	if err := herd.CheckPromptText(in.Message); err != nil {
+		return nil, "", &paramError{tool: tool, param: "message", allowed: "text (newlines and tabs are fine): " + err.Error()}
+	}
 	kind := "NOTE"
 	if in.Kind != nil {
 		switch *in.Kind {

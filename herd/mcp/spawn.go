@@ -81,6 +81,9 @@ func (s *Server) planSpawn(in spawnIn) (*spawnPlan, error) {
 	if strings.TrimSpace(in.Prompt) == "" {
 		return nil, bad("prompt", "an empty or missing prompt")
 	}
+	if err := herd.CheckPromptText(in.Prompt); err != nil {
+		return nil, &paramError{tool: tool, param: "prompt", allowed: "text (newlines and tabs are fine): " + err.Error()}
+	}
 	p.role = "worker"
 	if in.Role != nil {
 		if *in.Role != "worker" && *in.Role != "reviewer" {

@@ -277,6 +277,8 @@ func TestBadParameters(t *testing.T) {
 		{"spawn_agent", map[string]any{"prompt": "x", "kind": "codex", "thinking": "max"}, "thinking", "low, medium, high, xhigh"},
 		{"spawn_agent", map[string]any{"prompt": "x", "kind": "shell", "model": "big"}, "model", "takes no model"},
 		{"spawn_agent", map[string]any{"kind": "claude"}, "prompt", "a non-empty string"},
+		{"spawn_agent", map[string]any{"prompt": "stop\x03now"}, "prompt", "control character"},
+		{"message_agent", map[string]any{"target": "x", "message": "a\x1bb"}, "message", "control character"},
 		{"spawn_agent", map[string]any{"prompt": "x", "colour": "red"}, "colour", "unknown parameter"},
 		{"spawn_agent", map[string]any{"prompt": "x", "agent_args": []any{1}}, "agent_args", "an array of strings"},
 		{"spawn_agent", map[string]any{"prompt": "x", "wait": "yes"}, "wait", "a boolean"},
