@@ -196,7 +196,7 @@ func TestModelThinkingAndReviewerEnvelope(t *testing.T) {
 		t.Fatalf("claude opus: %+v %v", p, err)
 	}
 	p, err = e.s.planSpawn(spawnIn{Prompt: "x", Kind: ptr("codex"), Thinking: ptr("high"), Model: ptr("gpt-5"), AgentArgs: []string{"--foo"}})
-	if err != nil || !slices.Equal(p.args, []string{"--model", "gpt-5", "-c", "model_reasoning_effort=high", "--foo"}) {
+	if err != nil || !slices.Equal(p.args, []string{"--model", "gpt-5", "-c", "model_reasoning_effort=high"}) {
 		t.Fatalf("codex: %+v %v", p, err)
 	}
 	p, err = e.s.planSpawn(spawnIn{Prompt: "x", Kind: ptr("pi"), Thinking: ptr("low")})

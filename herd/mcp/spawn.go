@@ -140,7 +140,6 @@ func (s *Server) planSpawn(in spawnIn) (*spawnPlan, error) {
 			p.args = append(p.args, strings.ReplaceAll(a, "{level}", p.thinking))
 		}
 	}
-	p.args = append(p.args, in.AgentArgs...)
 	if in.Name != nil {
 		if !herd.ValidName(*in.Name) {
 			return nil, bad("name", fmt.Sprintf("%q", *in.Name))
@@ -267,7 +266,12 @@ func (s *Server) spawn(ctx context.Context, in spawnIn) (any, string, error) {
 		}
 	}
 	_ = s.store.save(r)
-	if _, err := s.c.Start(ctx, herd.StartParams{Engine: p.kind, Name: p.name, Cwd: r.WorkDir, Agent: s.cfg.Autonomous && p.role == "worker", Args: p.args}); err != nil {
+	args := append([]string{}, p.args...)
+	for _, a := range p.eng.AddDirArgs {
+		args = append(args, strings.ReplaceAll(a, "{dir}", r.ArtifactDir))
+	}
+	args = append(args, p.in.AgentArgs...)
+	if _, err := s.c.Start(ctx, herd.StartParams{Engine: p.kind, Name: p.name, Cwd: r.WorkDir, Agent: s.cfg.Autonomous && p.role == "worker", Args: args}); err != nil {
 		return fail(fmt.Errorf("starting %s (kind %s) in %s: %v", p.name, p.kind, r.WorkDir, err))
 	}
 	typed, err := s.typeEnvelope(ctx, r, deadline)
