@@ -20,9 +20,11 @@ import (
 // shell, a script) whose screen does not show the question: no hook runs ahead of its screen,
 // and it has no menu to wait for, only the state someone reported.
 func (d *daemon) awaitQuestion(ctx context.Context, m *member, verb string) error {
-	if m.remote != nil {
-		return nil
-	}
+	return m.kind.awaitQuestion(ctx, verb)
+}
+
+func (p ptyMember) awaitQuestion(ctx context.Context, verb string) error {
+	d, m := p.d, p.member
 	start := time.Now()
 	deadline := start.Add(m.spec.menuWait())
 	d.bus.mu.Lock()

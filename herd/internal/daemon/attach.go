@@ -76,8 +76,8 @@ func (sc *serverConn) attach(req serverRequest) {
 		fail(err)
 		return
 	}
-	if m.remote != nil {
-		fail(notATerminal(m, "attach"))
+	if _, err := m.kind.terminal("attach"); err != nil {
+		fail(err)
 		return
 	}
 	if p.Cols > 0 && p.Rows > 0 {

@@ -143,10 +143,7 @@ const continuedNote = "continued: "
 // pumpQueue types the member's queued prompts, one at a time, each when the member reads idle or
 // done. It sleeps until woken (a state change, a mint completed, a prompt typed).
 func (d *daemon) pumpQueue(m *member) {
-	var stop <-chan struct{} = m.exitDone
-	if m.remote != nil {
-		stop = m.remote.ctx.Done() // removed, or the daemon is stopping
-	}
+	stop := m.kind.stopped()
 	for {
 		select {
 		case <-m.queueWake:
@@ -196,17 +193,11 @@ func (d *daemon) doneTyping(m *member) {
 // continuation), clears leftover input, types the text and claims working.
 func (d *daemon) typeQueued(m *member, qp *queuedPrompt) {
 	defer d.doneTyping(m)
-	if m.remote != nil {
-		// A remote member has no terminal: the queued task starts and its text is sent.
-		if err := d.startQueued(m, qp, nil, 0); err != nil {
-			d.logger.Printf("queue: %s: cannot start %s: %v", m.name, qp.id, err)
-			return
-		}
-		if err := d.sendRemote(m, qp.id, qp.text, ""); err != nil {
-			d.logger.Printf("queue: %s: %s: %v", m.name, qp.id, err)
-		}
-		return
-	}
+	m.kind.typeQueued(qp)
+}
+
+func (p ptyMember) typeQueued(qp *queuedPrompt) {
+	d, m := p.d, p.member
 	baseLines, base := m.scr.Snapshot().Lines, m.scr.HistoryLen()
 	if qp.cont {
 		d.bus.mu.Lock()

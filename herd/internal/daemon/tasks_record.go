@@ -69,11 +69,7 @@ func (d *daemon) submitPrompt(m *member, text string, cur herd.Reading, answer b
 		// reconstructable. The member keeps running; send-keys still reaches it.
 		return "", d.ledgerUnavailable()
 	}
-	var baseLines []string
-	base := 0
-	if m.remote == nil {
-		baseLines, base = m.scr.Snapshot().Lines, m.scr.HistoryLen()
-	}
+	baseLines, base := m.kind.screenBase()
 	now := time.Now()
 
 	d.bus.mu.Lock()
@@ -306,10 +302,7 @@ func (d *daemon) artifactLocked(m *member, t *openTask) ledger.Artifact {
 	if t.final != "" {
 		return ledger.Artifact{Text: t.final, Source: ledger.SourceHook}
 	}
-	if m.remote != nil {
-		return ledger.Artifact{Text: m.remote.lastOutput, Source: ledger.SourceRemote}
-	}
-	return ledger.Artifact{Text: screenDelta(m, t), Source: ledger.SourceScreen}
+	return m.kind.artifactLocked(t)
 }
 
 // screenDeltaMaxLines bounds the text compared: the artifact keeps 8000 characters anyway.

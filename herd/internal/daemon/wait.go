@@ -140,7 +140,7 @@ func hWait(ctx context.Context, sc *serverConn, params json.RawMessage) (any, er
 				c := m.exitCode
 				w.ExitCode = &c
 			}
-			w.failed = m.remote != nil && m.task == nil && m.remote.failedLast
+			w.failed = m.task == nil && m.kind.failedLocked()
 		}
 		w.decide(ws)
 		if m := ms[i]; w.Outcome != "" && m != nil && m.task == nil && m.lastClosed != nil {
