@@ -211,7 +211,6 @@ func (d *daemon) taskEventLocked(m *member, ev *herd.Event, exited bool) *ledger
 	return op
 }
 
-
 // continuationLocked says whether a follow-up to task id waits in the member's queue.
 func (m *member) continuationLocked(id string) bool {
 	for _, q := range m.queue {
