@@ -684,6 +684,20 @@ type TasksResult struct {
 	Tasks []Task `json:"tasks"`
 }
 
+// Notes the daemon writes on task transitions, which adapters read (the A2A server turns them
+// into its history): wire text, defined once here.
+const (
+	// NoteAnswered prefixes the transition recorded when a prompt answers a blocked member's open
+	// task (the answer's text follows, clipped to 200 runes): the answer joins the task that asked.
+	NoteAnswered = "answered: "
+	// NoteContinued prefixes the transition recorded when a follow-up is queued into a running
+	// task (prompt continue; the text follows, clipped to 200 runes).
+	NoteContinued = "continued: "
+	// NoteExited prefixes the transition recorded when a member's process exits (the exit code
+	// follows): a task that ends that way did not finish, its member stopped.
+	NoteExited = "the process exited"
+)
+
 // CheckTaskID says whether id has the form of a task id (t-N, as the ledger mints them): nil, or
 // an exit-1 error that shows the form. Adapters check ids with it before asking the daemon.
 func CheckTaskID(id string) error {

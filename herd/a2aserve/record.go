@@ -11,14 +11,6 @@ import (
 // stateSubmitted is the ledger's state of a task no state change was recorded against yet.
 const stateSubmitted = "submitted"
 
-// answerNote prefixes the note of the transition the daemon records when a prompt answers a
-// blocked member's open task (herd/internal/daemon/tasks_record.go): the answer joins the task that asked.
-const answerNote = "answered: "
-
-// continuedNote prefixes the note of the transition the daemon records when a follow-up message
-// is queued into a running task (herd/internal/daemon/queue.go).
-const continuedNote = "continued: "
-
 // Ledger task end states that are not member states.
 const (
 	taskFailed      = "failed"
@@ -28,13 +20,9 @@ const (
 
 func isTaskEnd(s string) bool { return s == taskFailed || s == taskCanceled || s == taskInterrupted }
 
-// exitedNote prefixes the note of the transition the daemon records when a member's process
-// exits: a task that ends that way did not finish, its member stopped.
-const exitedNote = "the process exited"
-
 // exitNote is the note of the transition that closed t because its member's process exited.
 func exitNote(t herd.Task) string {
-	if n := len(t.Transitions); n > 0 && strings.HasPrefix(t.Transitions[n-1].Note, exitedNote) {
+	if n := len(t.Transitions); n > 0 && strings.HasPrefix(t.Transitions[n-1].Note, herd.NoteExited) {
 		return "member " + t.Member + " stopped: " + t.Transitions[n-1].Note
 	}
 	return ""
@@ -99,12 +87,12 @@ func msTime(ms int64) time.Time {
 func turns(t herd.Task) (trs []a2a.Transition, answers []a2a.Turn, reacted bool) {
 	for _, tr := range t.Transitions {
 		at := msTime(tr.AtMs)
-		if text, ok := strings.CutPrefix(tr.Note, answerNote); ok {
+		if text, ok := strings.CutPrefix(tr.Note, herd.NoteAnswered); ok {
 			answers = append(answers, a2a.Turn{Text: text, At: at})
 			reacted = false
 			continue
 		}
-		if text, ok := strings.CutPrefix(tr.Note, continuedNote); ok {
+		if text, ok := strings.CutPrefix(tr.Note, herd.NoteContinued); ok {
 			// A follow-up queued into the task: a user message of its history. The member's
 			// state is unchanged by it (the task keeps reading as it did).
 			answers = append(answers, a2a.Turn{Text: text, At: at})

@@ -85,17 +85,28 @@ func (d *daemon) closeRunningLocked(m *member, t *openTask, state, note string, 
 	d.bus.emitLocked(herd.Event{Type: eventTaskEnd, Name: m.name, State: m.reading.State, Task: id, TaskEnded: true, TaskState: state, AtMs: now.UnixMilli()})
 }
 
-// interruptTurn stops m's turn without killing it (steps 2 and 3 above) and fills r in. grace 0
-// means the engines table's.
+// interruptTurn stops m's turn without killing it (steps 2 and 3 above, each in its member kind)
+// and fills r in. grace 0 means the engines table's.
 func (d *daemon) interruptTurn(ctx context.Context, m *member, grace time.Duration, r *herd.InterruptResult) error {
-	if m.remote != nil {
-		r.Remote = true
-		if _, err := d.cancelRemote(m); err != nil {
-			return err
-		}
-		r.State = d.stateOf(m)
-		return nil
+	if err := m.kind.interrupt(ctx, grace, r); err != nil {
+		return err
 	}
+	r.State = d.stateOf(m)
+	return nil
+}
+
+// interrupt of a remote member: it has no keys; its open task is canceled at the remote
+// (tasks/cancel, or the /run call abandoned), and it stays registered.
+func (r remoteMember) interrupt(_ context.Context, _ time.Duration, res *herd.InterruptResult) error {
+	res.Remote = true
+	_, err := r.d.cancelRemote(r.member)
+	return err
+}
+
+// interrupt of a pty member: the engines table's keys, then its second keys only while the
+// member still reads busy once grace passed with no sign of it stopping.
+func (p ptyMember) interrupt(ctx context.Context, grace time.Duration, r *herd.InterruptResult) error {
+	d, m := p.d, p.member
 	e, _ := d.engines.Table().Lookup(m.engine)
 	in := e.InterruptKeys()
 	if grace <= 0 {
@@ -125,7 +136,6 @@ func (d *daemon) interruptTurn(ctx context.Context, m *member, grace time.Durati
 		}
 		r.Then = in.ThenKeys
 	}
-	r.State = d.stateOf(m)
 	return nil
 }
 

@@ -47,6 +47,9 @@ type memberKind interface {
 	terminal(verb string) (ptyMember, error)
 	// acceptReport refuses a hook report for a member whose state is not a hook's to say.
 	acceptReport() error
+	// interrupt stops the member's turn without ending the member (interrupt.go): the engines
+	// table's keys for a terminal, a remote's task canceled at the remote.
+	interrupt(ctx context.Context, grace time.Duration, r *herd.InterruptResult) error
 	// kill ends the member for `herd kill`: the process is killed and the member forgotten, or,
 	// for a member that is not ours to end, its open task is canceled (canceled true).
 	kill() (canceled bool, err error)

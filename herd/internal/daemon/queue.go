@@ -98,7 +98,7 @@ func (d *daemon) enqueuePrompt(m *member, qp *queuedPrompt, cur herd.Reading) (h
 	if qp.cont {
 		// The follow-up is part of the running task: recorded on it now (a "continued" note, so
 		// the task's history lists it), typed when the member is next at rest.
-		tr := ledger.Transition{At: now, State: cur.State, Kind: cur.BlockedOn, Authority: cur.Authority, Note: continuedNote + clip(qp.text, 200)}
+		tr := ledger.Transition{At: now, State: cur.State, Kind: cur.BlockedOn, Authority: cur.Authority, Note: herd.NoteContinued + clip(qp.text, 200)}
 		var err error
 		d.lw.do(m.name, func() { _, err = d.tasks.RecordTransition(m.name, tr) })
 		if err != nil {
@@ -135,10 +135,6 @@ func (d *daemon) enqueuePrompt(m *member, qp *queuedPrompt, cur herd.Reading) (h
 	m.wakeQueue()
 	return res, nil
 }
-
-// continuedNote prefixes the note of the transition recorded when a follow-up joins a running
-// task (an A2A message/send carrying that task's id).
-const continuedNote = "continued: "
 
 // pumpQueue types the member's queued prompts, one at a time, each when the member reads idle or
 // done. It sleeps until woken (a state change, a mint completed, a prompt typed).

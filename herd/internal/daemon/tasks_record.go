@@ -76,7 +76,7 @@ func (d *daemon) submitPrompt(m *member, text string, cur herd.Reading, answer b
 	if answer && cur.State == herd.StateBlocked && m.task != nil && m.task.id != "" && m.task.typed {
 		id := m.task.id
 		tr := ledger.Transition{At: now, State: m.reading.State, Kind: m.reading.BlockedOn, Authority: m.reading.Authority,
-			Note: "answered: " + clip(text, 200)}
+			Note: herd.NoteAnswered + clip(text, 200)}
 		d.bus.mu.Unlock()
 		var err error
 		d.lw.do(m.name, func() { _, err = d.tasks.RecordTransition(m.name, tr) })
@@ -163,7 +163,7 @@ func (d *daemon) taskEventLocked(m *member, ev *herd.Event, exited bool) *ledger
 	}
 	op := &ledgerOp{member: m.name, tr: ledger.Transition{At: time.UnixMilli(ev.AtMs), State: ev.State, Kind: ev.BlockedOn, Authority: ev.Authority}}
 	if exited {
-		op.tr.Note = exitedNote
+		op.tr.Note = herd.NoteExited
 		if ev.ExitCode != nil {
 			op.tr.Note += " with code " + itoa(*ev.ExitCode)
 		}
@@ -210,9 +210,6 @@ func (d *daemon) taskEventLocked(m *member, ev *herd.Event, exited bool) *ledger
 	}
 	return op
 }
-
-// exitedNote prefixes the note of the transition recorded when a member's process exits.
-const exitedNote = "the process exited"
 
 // continuationLocked says whether a follow-up to task id waits in the member's queue.
 func (m *member) continuationLocked(id string) bool {
