@@ -16,8 +16,8 @@ import (
 	"github.com/dop251/goja"
 	"github.com/tidwall/gjson"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd/state"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // ai() asks a model one question and resolves with its answer: through an engine's headless

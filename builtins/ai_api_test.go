@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/mosh-dev/mosh/conformance/engines/fakeapi"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
+	"github.com/mosh-dev/mosh/exitcode"
 )
 
 const aiTestKey = "sk-test-secret-0123456789"

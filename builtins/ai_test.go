@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mosh-dev/mosh/runtime/exitcode"
+	"github.com/mosh-dev/mosh/exitcode"
 )
 
 // fakeAIEngine writes a stand-in for an engine's headless mode into dir/name. It logs its

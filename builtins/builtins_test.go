@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/runtime"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 type result struct {

@@ -2,12 +2,12 @@ package builtins
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 
 	"github.com/dop251/goja"
 
 	"github.com/mosh-dev/mosh/builtins/tools"
+	"github.com/mosh-dev/mosh/herd"
 )
 
 func init() {
@@ -76,13 +76,12 @@ func bindGradient(c *Call) (Action, error) {
 	}, nil
 }
 
-// moshHomeOf is $MOSH_HOME of a script's environment (the CLI resolves it), else ~/.mosh.
+// moshHomeOf is $MOSH_HOME of a script's environment, else ~/.mosh (herd.ResolveHome, the one
+// rule); "" when the environment names neither.
 func moshHomeOf(env map[string]string) string {
-	if h := env["MOSH_HOME"]; h != "" {
-		return h
+	h, err := herd.ResolveHome(func(k string) string { return env[k] })
+	if err != nil {
+		return ""
 	}
-	if h := env["HOME"]; h != "" {
-		return filepath.Join(h, ".mosh")
-	}
-	return ""
+	return h
 }

@@ -16,10 +16,9 @@ import (
 
 	"github.com/dop251/goja"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
-	"github.com/mosh-dev/mosh/herd/remote"
 	"github.com/mosh-dev/mosh/runtime"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // herdWaitDefaultStates is moshcode's herdWait default: engines drawn only by the screen return
@@ -31,7 +30,6 @@ const herdWaitDefaultTimeout = 30 * time.Minute
 
 // herdSession is one script run's connection to the herd.
 type herdSession struct {
-	home    string
 	env     []string
 	dryRun  bool
 	connect sync.Mutex // serialises the first connect (a daemon start may take a moment)
@@ -59,12 +57,13 @@ func newHerdSession(cfg Config) *herdSession {
 	for k, v := range cfg.Env {
 		s.env = append(s.env, k+"="+v)
 	}
-	if h := cfg.Env["MOSH_HOME"]; h != "" {
-		s.home, _ = filepath.Abs(h)
-	} else if h := cfg.Env["HOME"]; h != "" {
-		s.home = filepath.Join(h, ".mosh")
-	}
 	return s
+}
+
+// options are the run's herd client options: the script's environment, from which the client
+// resolves MOSH_HOME (once, herd.ResolveHome) and remote members' tokens.
+func (s *herdSession) options() herd.Options {
+	return herd.Options{Getenv: s.getenv}
 }
 
 // getenv reads the script's environment (the run's, which tests inject), not the process's.
@@ -105,7 +104,9 @@ func (s *herdSession) get(ctx context.Context, start bool) (*herd.Client, error)
 		return c, nil
 	}
 	s.mu.Unlock()
-	c, err := herd.Connect(ctx, herd.ConnectOptions{Home: s.home, NoStart: !start || s.dryRun})
+	opts := s.options()
+	opts.NoStart = !start || s.dryRun
+	c, err := herd.NewClient(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -463,7 +464,7 @@ func init() {
 						out.Error, out.Code = errCode(err)
 						return out, nil
 					}
-					r, err := cl.Prompt(ctx, name, text, herd.PromptOptions{Answer: answer, Token: s.getenv(remote.TokenVar(name))})
+					r, err := cl.Prompt(ctx, name, text, herd.PromptOptions{Answer: answer})
 					if err != nil {
 						out.Error, out.Code = errCode(err)
 						return out, nil

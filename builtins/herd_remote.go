@@ -69,7 +69,6 @@ func init() {
 				return Action{}, err
 			}
 			s := herdSessionFor(c)
-			opts.Token = s.getenv(remote.TokenVar(name))
 			return Action{
 				DryRun: remoteAddResult{OK: true, DryRun: true},
 				Would:  "would add remote member " + name + " at " + url,

@@ -17,7 +17,7 @@ import (
 
 	"github.com/dop251/goja"
 
-	"github.com/mosh-dev/mosh/herd/state"
+	"github.com/mosh-dev/mosh/herd"
 )
 
 func init() {
@@ -138,15 +138,7 @@ func init() {
 			"contains (how ours are found); fileMarker: how herd-written plugin files begin.",
 		Bind: func(c *Call) (Action, error) {
 			return Action{Do: func(context.Context) (any, error) {
-				plans, errs := state.Load(herdDirOf(c.Config().Env)).HookPlans()
-				msgs := make([]string, len(errs))
-				for i, e := range errs {
-					msgs[i] = e.Error()
-				}
-				if plans == nil {
-					plans = []state.HookPlan{}
-				}
-				return hookPlansResult{Plans: plans, Errors: msgs, Marker: state.HookMarker, FileMarker: state.FileMarker}, nil
+				return herd.HookPlans(herdOptionsOf(c.Config().Env)), nil
 			}}, nil
 		},
 	})
@@ -159,24 +151,14 @@ type removeResult struct {
 	DryRun  bool   `json:"dryRun,omitempty"`
 }
 
-type hookPlansResult struct {
-	Plans      []state.HookPlan `json:"plans"`
-	Errors     []string         `json:"errors"`
-	Marker     string           `json:"marker"`
-	FileMarker string           `json:"fileMarker"`
-}
-
-// herdDirOf is MOSH_HERD_DIR, else $MOSH_HOME/herd, else ~/.mosh/herd ("" if none is known).
-func herdDirOf(env map[string]string) string {
-	switch {
-	case env["MOSH_HERD_DIR"] != "":
-		return env["MOSH_HERD_DIR"]
-	case env["MOSH_HOME"] != "":
-		return filepath.Join(env["MOSH_HOME"], "herd")
-	case env["HOME"] != "":
-		return filepath.Join(env["HOME"], ".mosh", "herd")
+// herdOptionsOf are the herd client options of a script's environment: inside a member, the
+// herd of MOSH_HERD_DIR; else the client resolves $MOSH_HOME (herd.ResolveHome, the one rule).
+func herdOptionsOf(env map[string]string) herd.Options {
+	o := herd.Options{Getenv: func(k string) string { return env[k] }}
+	if d := env["MOSH_HERD_DIR"]; d != "" {
+		o.Home = filepath.Dir(filepath.Clean(d))
 	}
-	return ""
+	return o
 }
 
 // textArg reads a string argument that may be empty (a missing file's text is "").
@@ -417,4 +399,17 @@ func hunkRange(start, count int) string {
 		return fmt.Sprintf("%d", start+1)
 	}
 	return fmt.Sprintf("%d,%d", start+1, count)
+}
+
+// herdDirOf is MOSH_HERD_DIR (inside a member), else the herd directory of $MOSH_HOME
+// (herd.ResolveHome, the one rule); "" if none is known.
+func herdDirOf(env map[string]string) string {
+	if d := env["MOSH_HERD_DIR"]; d != "" {
+		return d
+	}
+	o, err := herdOptionsOf(env).Resolve()
+	if err != nil {
+		return ""
+	}
+	return herd.HerdDir(o.Home)
 }

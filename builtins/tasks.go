@@ -11,7 +11,6 @@ import (
 	"github.com/dop251/goja"
 
 	"github.com/mosh-dev/mosh/herd"
-	"github.com/mosh-dev/mosh/ledger"
 )
 
 func init() {
@@ -74,7 +73,7 @@ func init() {
 			if err != nil {
 				return Action{}, err
 			}
-			if _, err := ledger.ParseTaskID(id); err != nil {
+			if err := herd.CheckTaskID(id); err != nil {
 				return Action{}, c.Misuse("%q is not a task id: ids look like t-12", id)
 			}
 			s := herdSessionFor(c)

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/mosh-dev/mosh/runtime/exitcode"
+	"github.com/mosh-dev/mosh/exitcode"
 )
 
 // TestVerbErrorsAreTyped: whether a failure already names its verb is decided by type, not by

@@ -14,10 +14,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd/reportreq"
 	"github.com/mosh-dev/mosh/herd/vocab"
 	"github.com/mosh-dev/mosh/ledger"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // Protocol method names (PROTOCOL.md documents params and results).
@@ -53,11 +53,16 @@ const (
 	// Ledger reads (tasks.go): every prompt is a task; these read it back.
 	MethodTasks = "tasks"
 	MethodTask  = "task"
-	// MethodCancelTask cancels one task: a queued one is removed untyped, a running one is closed
-	// canceled in the ledger (the caller interrupts the turn).
+	// MethodCancelTask cancels one task: a queued one is removed untyped; a running one is closed
+	// canceled in the ledger and its member's turn interrupted by the daemon (as MethodInterrupt).
 	MethodCancelTask = "task.cancel"
-	MethodLog        = "log"
-	MethodStats      = "stats"
+	// MethodInterrupt stops a member's turn without killing it: the engines table's interrupt
+	// keys (Escape), a grace, then its second keys (Ctrl-C) only while the member still reads
+	// busy; a remote member's open task is canceled instead. The task the turn belonged to is
+	// closed interrupted in the ledger.
+	MethodInterrupt = "interrupt"
+	MethodLog       = "log"
+	MethodStats     = "stats"
 
 	// NotifyEvent is the server→client notification carrying one Event to a subscriber.
 	NotifyEvent = "event"
@@ -637,21 +642,67 @@ type Task struct {
 
 // CancelTaskParams names a task to cancel (MethodCancelTask).
 type CancelTaskParams struct {
-	ID string `json:"id"`
+	ID      string `json:"id"`
+	GraceMs int64  `json:"graceMs,omitempty"` // as InterruptParams.GraceMs
 }
 
 // CancelTaskResult: a queued task was removed untyped (Queued), or the running task of Member
-// was closed canceled (Running: the caller interrupts the member's turn, e.g. Escape).
+// was closed canceled (Running) and the daemon interrupted its turn (Interrupt says how).
 type CancelTaskResult struct {
-	ID      string `json:"id"`
-	Member  string `json:"member"`
-	Queued  bool   `json:"queued,omitempty"`
-	Running bool   `json:"running,omitempty"`
+	ID        string           `json:"id"`
+	Member    string           `json:"member"`
+	Queued    bool             `json:"queued,omitempty"`
+	Running   bool             `json:"running,omitempty"`
+	Interrupt *InterruptResult `json:"interrupt,omitempty"`
+}
+
+// InterruptParams names the member whose turn to interrupt (MethodInterrupt). GraceMs, when
+// positive, replaces the engines table's grace between the first keys and the second.
+type InterruptParams struct {
+	Name    string `json:"name"`
+	GraceMs int64  `json:"graceMs,omitempty"`
+}
+
+// InterruptResult says what the daemon did to stop a member's turn.
+type InterruptResult struct {
+	Name string `json:"name"`
+	// Task is the task whose turn was interrupted ("" when the member had none open), closed
+	// with TaskState (interrupted; canceled for task.cancel).
+	Task      string `json:"task,omitempty"`
+	TaskState string `json:"taskState,omitempty"`
+	// Keys were sent first; Then were sent after the grace because the member still read busy.
+	Keys []string `json:"keys,omitempty"`
+	Then []string `json:"then,omitempty"`
+	// Remote: a remote member has no keys; its open task was canceled at the remote instead.
+	Remote bool `json:"remote,omitempty"`
+	// State is the member's state when the daemon answered.
+	State string `json:"state"`
 }
 
 // TasksResult is the result of tasks: oldest first, the newest Limit of the selection.
 type TasksResult struct {
 	Tasks []Task `json:"tasks"`
+}
+
+// Notes the daemon writes on task transitions, which adapters read (the A2A server turns them
+// into its history): wire text, defined once here.
+const (
+	// NoteAnswered prefixes the transition recorded when a prompt answers a blocked member's open
+	// task (the answer's text follows, clipped to 200 runes): the answer joins the task that asked.
+	NoteAnswered = "answered: "
+	// NoteContinued prefixes the transition recorded when a follow-up is queued into a running
+	// task (prompt continue; the text follows, clipped to 200 runes).
+	NoteContinued = "continued: "
+	// NoteExited prefixes the transition recorded when a member's process exits (the exit code
+	// follows): a task that ends that way did not finish, its member stopped.
+	NoteExited = "the process exited"
+)
+
+// CheckTaskID says whether id has the form of a task id (t-N, as the ledger mints them): nil, or
+// an exit-1 error that shows the form. Adapters check ids with it before asking the daemon.
+func CheckTaskID(id string) error {
+	_, err := ledger.ParseTaskID(id)
+	return err
 }
 
 // TaskParams names one task.

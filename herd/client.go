@@ -17,16 +17,22 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd/remote"
 	"github.com/mosh-dev/mosh/herd/reportreq"
 	"github.com/mosh-dev/mosh/herd/state"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
+	"github.com/mosh-dev/mosh/internal/queue"
 )
 
-// ConnectOptions tune Connect.
-type ConnectOptions struct {
-	// Home is $MOSH_HOME; empty means Home().
+// Options are what a client takes from its caller, resolved once: where the herd lives
+// ($MOSH_HOME) and the caller's environment, which holds remote members' tokens
+// (MOSH_REMOTE_<NAME>_TOKEN). Adapters (the CLI, the script builtins, herd serve, herd mcp) build
+// one and never read either themselves.
+type Options struct {
+	// Home is $MOSH_HOME; empty means ResolveHome(Getenv).
 	Home string
+	// Getenv reads the caller's environment (a script's, a test's); nil means os.Getenv.
+	Getenv func(string) string
 	// NoStart makes Connect fail (exit code 5) instead of starting a daemon when none answers.
 	NoStart bool
 	// DaemonArgv is the command that runs a foreground daemon; default
@@ -36,9 +42,42 @@ type ConnectOptions struct {
 	StartTimeout time.Duration
 }
 
+// ConnectOptions is the former name of Options.
+type ConnectOptions = Options
+
+// Resolve returns o with Getenv and Home filled in: the one place a client learns $MOSH_HOME.
+func (o Options) Resolve() (Options, error) {
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Home == "" {
+		h, err := ResolveHome(o.Getenv)
+		if err != nil {
+			return o, err
+		}
+		o.Home = h
+	}
+	return o, nil
+}
+
+// RemoteToken is the bearer token of remote member name from the caller's environment
+// (MOSH_REMOTE_<NAME>_TOKEN; "" when unset or name is not a member name). The daemon learns a
+// remote member's token from the callers that have it, and keeps it in memory only.
+func (o Options) RemoteToken(name string) string {
+	if !ValidName(name) {
+		return ""
+	}
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	return getenv(remote.TokenVar(name))
+}
+
 // Client is a connection to the herd daemon. Its methods are safe for concurrent use: requests
 // are multiplexed over one connection (Attach opens its own).
 type Client struct {
+	opts   Options // resolved
 	home   string
 	socket string
 	conn   net.Conn
@@ -75,11 +114,17 @@ type rpcResponse struct {
 
 // Connect dials the daemon of opts.Home, starting one on demand (like a tmux server) unless
 // opts.NoStart. Concurrent callers never start two daemons.
-func Connect(ctx context.Context, opts ConnectOptions) (*Client, error) {
-	home, err := HomeOr(opts.Home)
+func Connect(ctx context.Context, opts Options) (*Client, error) {
+	return NewClient(ctx, opts)
+}
+
+// NewClient is Connect: a client of the daemon of opts.Home (resolved once, see Options).
+func NewClient(ctx context.Context, opts Options) (*Client, error) {
+	opts, err := opts.Resolve()
 	if err != nil {
 		return nil, err
 	}
+	home := opts.Home
 	sock := SocketPath(home)
 	conn, err := DialSocket(ctx, sock)
 	if err != nil {
@@ -99,7 +144,9 @@ func Connect(ctx context.Context, opts ConnectOptions) (*Client, error) {
 			return nil, err
 		}
 	}
-	return newClient(home, sock, conn), nil
+	c := newClient(home, sock, conn)
+	c.opts = opts
+	return c, nil
 }
 
 func DialSocket(ctx context.Context, sock string) (net.Conn, error) {
@@ -123,6 +170,16 @@ func newClient(home, sock string, conn net.Conn) *Client {
 
 // Home is the MOSH_HOME this client talks to.
 func (c *Client) Home() string { return c.home }
+
+// Options are the client's options as resolved when it connected (Home set, Getenv set).
+func (c *Client) Options() Options {
+	o := c.opts
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	o.Home = c.home
+	return o
+}
 
 // Done is closed when the connection to the daemon has ended (the daemon stopped or died, or
 // Close was called).
@@ -408,7 +465,7 @@ func (c *Client) List(ctx context.Context) ([]Member, error) {
 // opts.Answer. With opts.Wait the result carries the outcome and the error is exit-coded like Wait's.
 func (c *Client) Prompt(ctx context.Context, name, text string, opts PromptOptions) (*PromptResult, error) {
 	p := PromptParams{Name: name, Text: text, Answer: opts.Answer, Wait: opts.Wait, States: opts.States, TimeoutMs: opts.Timeout.Milliseconds(),
-		Token: tokenOr(opts.Token, name), Now: opts.Now, Continue: opts.Continue}
+		Token: c.tokenOr(opts.Token, name), Now: opts.Now, Continue: opts.Continue}
 	var r PromptResult
 	err := c.call(ctx, MethodPrompt, p, &r)
 	if err == nil && opts.Wait {
@@ -439,11 +496,37 @@ func orState(s, alt string) string {
 	return s
 }
 
-// CancelTask cancels one task: a queued one is removed untyped, a running one is closed
-// canceled in the ledger (the caller then interrupts the member's turn, e.g. Escape).
-func (c *Client) CancelTask(ctx context.Context, id string) (*CancelTaskResult, error) {
+// InterruptOptions tune Interrupt and CancelTask.
+type InterruptOptions struct {
+	// Grace replaces the engines table's wait between the interrupt keys (Escape) and the
+	// second keys (Ctrl-C, sent only while the member still reads busy); 0 = the table's.
+	Grace time.Duration
+}
+
+func graceMs(opts []InterruptOptions) int64 {
+	var ms int64
+	for _, o := range opts {
+		if o.Grace > 0 {
+			ms = max(o.Grace.Milliseconds(), 1)
+		}
+	}
+	return ms
+}
+
+// Interrupt stops a member's turn without killing it; the daemon does the whole sequence (the
+// engines table's keys, grace and second keys; a remote member's task canceled) and closes the
+// interrupted task in the ledger. An unknown member is exit 3.
+func (c *Client) Interrupt(ctx context.Context, name string, opts ...InterruptOptions) (*InterruptResult, error) {
+	var r InterruptResult
+	return &r, c.call(ctx, MethodInterrupt, InterruptParams{Name: name, GraceMs: graceMs(opts)}, &r)
+}
+
+// CancelTask cancels one task: a queued one is removed untyped; a running one is closed canceled
+// in the ledger and the daemon interrupts its member's turn (as Interrupt). A task that is not
+// open is exit 3, a malformed id exit 1.
+func (c *Client) CancelTask(ctx context.Context, id string, opts ...InterruptOptions) (*CancelTaskResult, error) {
 	var r CancelTaskResult
-	return &r, c.call(ctx, MethodCancelTask, CancelTaskParams{ID: id}, &r)
+	return &r, c.call(ctx, MethodCancelTask, CancelTaskParams{ID: id, GraceMs: graceMs(opts)}, &r)
 }
 
 // Read returns the last lines (default 60) of a member's text history and screen.
@@ -517,7 +600,7 @@ func (c *Client) Report(ctx context.Context, name, state, kind string, ttl time.
 	var r ReportResult
 	// One definition of the request, shared with the hook fast path (cmd/mosh/internal/hookpath):
 	// the params (nonce included) and the very bytes of the line.
-	p := reportreq.New(name, state, kind, ttl, payload, os.Getenv)
+	p := reportreq.New(name, state, kind, ttl, payload, c.Options().Getenv)
 	return &r, c.roundTrip(ctx, MethodReport, func(id int64) ([]byte, error) { return reportreq.Line(id, p) }, &r)
 }
 
@@ -585,11 +668,12 @@ func waitStopped(ctx context.Context, pid int, home string) error {
 // socket (removed by a temp cleaner, an old daemon that cannot re-create it) is refused without
 // yes, and ended with SIGTERM with it (its members stop with it, as with a daemon that answers).
 func StopDaemon(ctx context.Context, opts ConnectOptions, yes bool) (*DaemonStopResult, error) {
-	home, err := HomeOr(opts.Home)
+	opts, err := opts.Resolve()
 	if err != nil {
 		return nil, err
 	}
-	opts.Home, opts.NoStart = home, true
+	home := opts.Home
+	opts.NoStart = true
 	c, err := Connect(ctx, opts)
 	if err == nil {
 		defer c.Close()
@@ -623,11 +707,7 @@ type Subscription struct {
 	c      *Client
 	id     string
 	events chan Event
-	mu     sync.Mutex
-	queue  []Event
-	wake   chan struct{}
-	ended  bool
-	err    error
+	q      queue.Q[Event] // events received, not yet handed to the channel; closed with the reason it ended
 	stop   chan struct{}
 	once   sync.Once
 	// Seq is the daemon's last event number before this subscription began.
@@ -638,44 +718,17 @@ type Subscription struct {
 func (s *Subscription) Events() <-chan Event { return s.events }
 
 // Err is why the subscription ended (nil after Close).
-func (s *Subscription) Err() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.err
-}
+func (s *Subscription) Err() error { return s.q.Err() }
 
-func (s *Subscription) push(e Event) {
-	s.mu.Lock()
-	s.queue = append(s.queue, e)
-	s.mu.Unlock()
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-}
+func (s *Subscription) push(e Event) { s.q.Push(e) }
 
-func (s *Subscription) end(err error) {
-	s.mu.Lock()
-	if !s.ended {
-		s.ended = true
-		s.err = err
-	}
-	s.mu.Unlock()
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-}
+func (s *Subscription) end(err error) { s.q.Close(err) }
 
 // pump moves queued events to the channel so a slow reader never blocks the connection.
 func (s *Subscription) pump() {
 	defer close(s.events)
 	for {
-		s.mu.Lock()
-		q := s.queue
-		s.queue = nil
-		ended := s.ended
-		s.mu.Unlock()
+		q, ended := s.q.Take()
 		for _, e := range q {
 			select {
 			case s.events <- e:
@@ -683,14 +736,14 @@ func (s *Subscription) pump() {
 				return
 			}
 		}
-		if len(q) > 0 {
-			continue
-		}
 		if ended {
 			return
 		}
+		if len(q) > 0 {
+			continue
+		}
 		select {
-		case <-s.wake:
+		case <-s.q.Wake():
 		case <-s.stop:
 			return
 		}
@@ -715,7 +768,7 @@ func (s *Subscription) Close() error {
 // per-daemon sequence number.
 func (c *Client) Subscribe(ctx context.Context, names ...string) (*Subscription, error) {
 	id := "s" + strconv.FormatInt(c.nextSub.Add(1), 10)
-	s := &Subscription{c: c, id: id, events: make(chan Event, 64), wake: make(chan struct{}, 1), stop: make(chan struct{})}
+	s := &Subscription{c: c, id: id, events: make(chan Event, 64), stop: make(chan struct{})}
 	c.mu.Lock()
 	c.subs[id] = s
 	c.mu.Unlock()
@@ -838,11 +891,11 @@ func (a *AttachStream) Close() error {
 // Doctor runs the doctor checks, including "daemon reachable", without requiring a daemon: when
 // none answers it reports that as a failure with the fix instead of starting one.
 func Doctor(ctx context.Context, opts ConnectOptions) (*DoctorResult, error) {
-	home, err := HomeOr(opts.Home)
+	opts, err := opts.Resolve()
 	if err != nil {
 		return nil, err
 	}
-	opts.Home = home
+	home := opts.Home
 	opts.NoStart = true
 	c, err := Connect(ctx, opts)
 	if err != nil {
@@ -870,11 +923,11 @@ func Doctor(ctx context.Context, opts ConnectOptions) (*DoctorResult, error) {
 // Probe reports whether a daemon answers for opts.Home without starting one. A daemon process
 // that holds the lock but does not answer is an error (*OrphanedDaemonError), not "not running".
 func Probe(ctx context.Context, opts ConnectOptions) (*DaemonStatusResult, error) {
-	home, err := HomeOr(opts.Home)
+	opts, err := opts.Resolve()
 	if err != nil {
 		return nil, err
 	}
-	opts.Home = home
+	home := opts.Home
 	opts.NoStart = true
 	c, err := Connect(ctx, opts)
 	if err != nil {
@@ -980,13 +1033,12 @@ func (c *Client) Stats(ctx context.Context, member string, since time.Time) (*St
 	return &r, nil
 }
 
-// tokenOr is tok, or the caller's MOSH_REMOTE_<NAME>_TOKEN: the daemon learns a remote member's
-// token from the callers that have it, and keeps it in memory only.
-func tokenOr(tok, name string) string {
-	if tok != "" || !ValidName(name) {
+// tokenOr is tok, or the caller's MOSH_REMOTE_<NAME>_TOKEN (Options.RemoteToken).
+func (c *Client) tokenOr(tok, name string) string {
+	if tok != "" {
 		return tok
 	}
-	return os.Getenv(remote.TokenVar(name))
+	return c.Options().RemoteToken(name)
 }
 
 // RemoteAddOptions tune RemoteAdd.
@@ -1003,7 +1055,7 @@ type RemoteAddOptions struct {
 func (c *Client) RemoteAdd(ctx context.Context, name, url string, opts RemoteAddOptions) (*RemoteAddResult, error) {
 	var r RemoteAddResult
 	p := RemoteAddParams{Name: name, URL: url, Kind: opts.Kind, InputKey: opts.InputKey, TimeoutMs: opts.Timeout.Milliseconds(),
-		Force: opts.Force, Token: tokenOr(opts.Token, name)}
+		Force: opts.Force, Token: c.tokenOr(opts.Token, name)}
 	return &r, c.call(ctx, MethodRemoteAdd, p, &r)
 }
 
@@ -1025,11 +1077,40 @@ func (c *Client) RemoteRemove(ctx context.Context, name string) (*RemoteRemoveRe
 // RemotePing probes a remote member now (the card for A2A, a GET for /run).
 func (c *Client) RemotePing(ctx context.Context, name string) (*RemotePing, error) {
 	var r RemotePing
-	return &r, c.call(ctx, MethodRemotePing, RemoteNameParams{Name: name, Token: tokenOr("", name)}, &r)
+	return &r, c.call(ctx, MethodRemotePing, RemoteNameParams{Name: name, Token: c.tokenOr("", name)}, &r)
 }
 
 // RemoteCard fetches an A2A member's agent card as it serves it.
 func (c *Client) RemoteCard(ctx context.Context, name string) (*RemoteCardResult, error) {
 	var r RemoteCardResult
-	return &r, c.call(ctx, MethodRemoteCard, RemoteNameParams{Name: name, Token: tokenOr("", name)}, &r)
+	return &r, c.call(ctx, MethodRemoteCard, RemoteNameParams{Name: name, Token: c.tokenOr("", name)}, &r)
+}
+
+// HookPlansResult is what `mosh herd hooks` installs per engine: a plan for every engine of the
+// engines table with a hook spec, a message per engine whose spec is broken, and the markers that
+// identify herd-written hooks.
+type HookPlansResult struct {
+	Plans      []state.HookPlan `json:"plans"`
+	Errors     []string         `json:"errors"`
+	Marker     string           `json:"marker"`
+	FileMarker string           `json:"fileMarker"`
+}
+
+// HookPlans reads the hook plans from the engines table of opts's herd — the embedded table with
+// $MOSH_HOME/herd/engines.json applied, as its daemon reads it — without needing a daemon (hooks
+// are installed before any member runs). A home that cannot be resolved gives the embedded table.
+func HookPlans(opts Options) HookPlansResult {
+	dir := ""
+	if o, err := opts.Resolve(); err == nil {
+		dir = HerdDir(o.Home)
+	}
+	plans, errs := state.Load(dir).HookPlans()
+	r := HookPlansResult{Plans: plans, Errors: make([]string, len(errs)), Marker: state.HookMarker, FileMarker: state.FileMarker}
+	for i, e := range errs {
+		r.Errors[i] = e.Error()
+	}
+	if r.Plans == nil {
+		r.Plans = []state.HookPlan{}
+	}
+	return r
 }

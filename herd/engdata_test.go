@@ -1,14 +1,10 @@
 package herd
 
 import (
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd/state"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // One parser: the CLI's state argument and the state package read every input alike (case
@@ -24,25 +20,5 @@ func TestParseStateArgAgreesWithStateParseState(t *testing.T) {
 		if err != nil && exitcode.Of(err) != exitcode.Usage {
 			t.Errorf("%q: exit code %d, want usage", in, exitcode.Of(err))
 		}
-	}
-}
-
-// The A2A cancel's keys are the engines table's interrupt, the user's engines.json included.
-func TestEngineInterruptReadsTheTable(t *testing.T) {
-	home := t.TempDir()
-	keys, then, grace := EngineInterrupt(home, "claude")
-	if strings.Join(keys, " ") != "Escape" || strings.Join(then, " ") != "C-c" || grace != 1500*time.Millisecond {
-		t.Fatalf("claude: %v then %v after %v", keys, then, grace)
-	}
-	if err := os.MkdirAll(HerdDir(home), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(HerdDir(home), "engines.json"),
-		[]byte(`{"engines":[{"name":"opencode","interrupt":{"keys":["Escape","Escape"],"graceMs":3000}}]}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	keys, then, grace = EngineInterrupt(home, "oc")
-	if strings.Join(keys, " ") != "Escape Escape" || len(then) != 0 || grace != 3*time.Second {
-		t.Fatalf("opencode from engines.json: %v then %v after %v", keys, then, grace)
 	}
 }

@@ -8,24 +8,30 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd/reportreq"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // maxSocketPath keeps the socket path under the 108-byte sun_path limit with room to spare.
 const maxSocketPath = reportreq.MaxSocketPath
 
-// Home returns $MOSH_HOME, or ~/.mosh when it is unset.
-func Home() (string, error) {
-	if h := os.Getenv("MOSH_HOME"); h != "" {
+// ResolveHome is the one rule for where mosh keeps its state: $MOSH_HOME (made absolute), else
+// $HOME/.mosh, read through getenv (the caller's environment; nil means the process's).
+func ResolveHome(getenv func(string) string) (string, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if h := getenv("MOSH_HOME"); h != "" {
 		return filepath.Abs(h)
 	}
-	u, err := os.UserHomeDir()
-	if err != nil {
-		return "", exitcode.New(exitcode.Infra, "cannot find the home directory (%v): set MOSH_HOME", err)
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".mosh"), nil
 	}
-	return filepath.Join(u, ".mosh"), nil
+	return "", exitcode.New(exitcode.Infra, "cannot find the home directory ($HOME is not set): set MOSH_HOME")
 }
+
+// Home returns $MOSH_HOME, or ~/.mosh when it is unset (ResolveHome of the process's environment).
+func Home() (string, error) { return ResolveHome(nil) }
 
 // HomeOr returns home, or Home() when home is empty (every entry point takes an optional home).
 func HomeOr(home string) (string, error) {

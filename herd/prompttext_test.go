@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mosh-dev/mosh/runtime/exitcode"
+	"github.com/mosh-dev/mosh/exitcode"
 )
 
 func TestCheckPromptText(t *testing.T) {

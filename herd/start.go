@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mosh-dev/mosh/runtime/exitcode"
+	"github.com/mosh-dev/mosh/exitcode"
 )
 
 // ReadyFDEnv names the file descriptor on which a daemon started by Connect says "ready\n" once

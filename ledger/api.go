@@ -38,8 +38,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd/vocab"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // Defaults for Options fields left zero.

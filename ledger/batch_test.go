@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mosh-dev/mosh/runtime/exitcode"
+	"github.com/mosh-dev/mosh/exitcode"
 )
 
 func TestRecordBatchInOrderWithCloses(t *testing.T) {

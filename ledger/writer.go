@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mosh-dev/mosh/runtime/exitcode"
+	"github.com/mosh-dev/mosh/exitcode"
 )
 
 // Group commit. Every write is a request appended to a queue; whoever holds the writer token (a

@@ -8,7 +8,7 @@ import (
 
 	"github.com/dop251/goja"
 
-	"github.com/mosh-dev/mosh/runtime/exitcode"
+	"github.com/mosh-dev/mosh/exitcode"
 )
 
 // exitRequest is the interrupt value of exit(n): goja's interrupts cannot be caught by try/catch

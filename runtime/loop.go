@@ -5,11 +5,12 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/dop251/goja"
+
+	"github.com/mosh-dev/mosh/internal/queue"
 )
 
 // loop is the event loop of one VM. Only the goroutine inside loop.run touches the VM; other
@@ -21,10 +22,12 @@ import (
 type loop struct {
 	vm *goja.Runtime
 
-	mu       sync.Mutex
-	queue    []func() error
+	// queue holds work for the loop goroutine; reserved (open reservations) is guarded by the
+	// queue's lock (Update/TakeWith), so a callback that settles moves from "reserved" to
+	// "queued" in one step and run never sees neither. Its wake means "the queue or the
+	// reservation count changed".
+	queue    queue.Q[func() error]
 	reserved int
-	wake     chan struct{} // buffered(1): "the queue or the reservation count changed"
 
 	timers     timerHeap
 	timerByID  map[int64]*timer
@@ -39,7 +42,7 @@ type loop struct {
 }
 
 func newLoop(vm *goja.Runtime) *loop {
-	l := &loop{vm: vm, wake: make(chan struct{}, 1), timerByID: map[int64]*timer{}}
+	l := &loop{vm: vm, timerByID: map[int64]*timer{}}
 	vm.SetPromiseRejectionTracker(l.trackRejection)
 	return l
 }
@@ -65,19 +68,10 @@ func (l *loop) takeRejections() []*goja.Promise {
 	return r
 }
 
-func (l *loop) signal() {
-	select {
-	case l.wake <- struct{}{}:
-	default:
-	}
-}
-
 // reserve opens a reservation; the returned func closes it exactly once (later calls do
 // nothing) and queues f to run on the loop goroutine.
 func (l *loop) reserve() func(func() error) {
-	l.mu.Lock()
-	l.reserved++
-	l.mu.Unlock()
+	l.queue.Update(func(q []func() error) ([]func() error, bool) { l.reserved++; return q, false })
 	var settled atomic.Bool
 	return func(f func() error) {
 		if settled.Swap(true) {
@@ -88,11 +82,7 @@ func (l *loop) reserve() func(func() error) {
 			}
 			return
 		}
-		l.mu.Lock()
-		l.queue = append(l.queue, f)
-		l.reserved--
-		l.mu.Unlock()
-		l.signal()
+		l.queue.Update(func(q []func() error) ([]func() error, bool) { l.reserved--; return append(q, f), false })
 	}
 }
 
@@ -103,10 +93,7 @@ func inTestBinary() bool { return flag.Lookup("test.v") != nil }
 // submit queues f without a reservation; safe from any goroutine. Used by the REPL, whose loop
 // keeps running between inputs.
 func (l *loop) submit(f func() error) {
-	l.mu.Lock()
-	l.queue = append(l.queue, f)
-	l.mu.Unlock()
-	l.signal()
+	l.queue.Push(f)
 }
 
 // errContextDone is returned by run when its context ended while it waited.
@@ -117,11 +104,8 @@ var errContextDone = errors.New("the run's context ended")
 // error ends the loop: step returns a non-nil error to stop.
 func (l *loop) run(ctx context.Context, step func(func() error) error) error {
 	for {
-		l.mu.Lock()
-		batch := l.queue
-		l.queue = nil
-		pending := l.reserved
-		l.mu.Unlock()
+		var pending int
+		batch, _ := l.queue.TakeWith(func() { pending = l.reserved })
 
 		for i, f := range batch {
 			if err := step(f); err != nil {
@@ -152,7 +136,7 @@ func (l *loop) run(ctx context.Context, step func(func() error) error) error {
 			timerC = tm.C
 		}
 		select {
-		case <-l.wake:
+		case <-l.queue.Wake():
 		case <-timerC:
 		case <-ctx.Done():
 		}
@@ -170,9 +154,9 @@ func (l *loop) requeue(rest []func() error) {
 	if len(rest) == 0 {
 		return
 	}
-	l.mu.Lock()
-	l.queue = append(append([]func() error{}, rest...), l.queue...)
-	l.mu.Unlock()
+	l.queue.Update(func(q []func() error) ([]func() error, bool) {
+		return append(append([]func() error{}, rest...), q...), false
+	})
 }
 
 // drain waits (up to grace) for the reservations still open after the run ended, and runs their
@@ -183,11 +167,8 @@ func (l *loop) drain(grace time.Duration) {
 	deadline := time.NewTimer(grace)
 	defer deadline.Stop()
 	for {
-		l.mu.Lock()
-		batch := l.queue
-		l.queue = nil
-		pending := l.reserved
-		l.mu.Unlock()
+		var pending int
+		batch, _ := l.queue.TakeWith(func() { pending = l.reserved })
 		for _, f := range batch {
 			func() {
 				defer func() { _ = recover() }()
@@ -201,7 +182,7 @@ func (l *loop) drain(grace time.Duration) {
 			continue
 		}
 		select {
-		case <-l.wake:
+		case <-l.queue.Wake():
 		case <-deadline.C:
 			return
 		}

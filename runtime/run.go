@@ -13,7 +13,7 @@ import (
 
 	"github.com/dop251/goja"
 
-	"github.com/mosh-dev/mosh/runtime/exitcode"
+	"github.com/mosh-dev/mosh/exitcode"
 )
 
 // MaxCallStackSize bounds recursion: goja's default is unlimited, and runaway recursion would

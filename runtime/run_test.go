@@ -14,7 +14,7 @@ import (
 
 	"github.com/dop251/goja"
 
-	"github.com/mosh-dev/mosh/runtime/exitcode"
+	"github.com/mosh-dev/mosh/exitcode"
 )
 
 // result is what one Run produced.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/dop251/goja"
 
-	"github.com/mosh-dev/mosh/runtime/exitcode"
+	"github.com/mosh-dev/mosh/exitcode"
 )
 
 // Session is one VM whose event loop keeps running until it is closed: the REPL's engine. Timers

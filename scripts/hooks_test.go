@@ -20,9 +20,9 @@ import (
 	"time"
 
 	"github.com/mosh-dev/mosh/builtins"
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd/state"
 	"github.com/mosh-dev/mosh/runtime"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 var bins struct {

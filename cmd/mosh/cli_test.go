@@ -21,7 +21,7 @@ import (
 
 	"github.com/creack/pty"
 
-	"github.com/mosh-dev/mosh/runtime/exitcode"
+	"github.com/mosh-dev/mosh/exitcode"
 )
 
 // moshBin is the binary TestMain built; repoRoot the repository (examples run from there).

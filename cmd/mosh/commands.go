@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mosh-dev/mosh/builtins"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/runtime/scriptverb"
 )
 

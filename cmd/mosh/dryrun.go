@@ -23,8 +23,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mosh-dev/mosh/a2a"
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 type dryMode int
@@ -68,6 +68,7 @@ var dryRunModes = map[string]dryMode{
 	"herd start":         dryNarrate,
 	"herd prompt":        dryNarrate,
 	"herd send-keys":     dryNarrate,
+	"herd interrupt":     dryNarrate,
 	"kill":               dryNarrate,
 	"herd kill":          dryNarrate,
 	"herd prune":         dryNarrate,
@@ -362,11 +363,11 @@ func (h *herdCLI) dryReport(cmd *cobra.Command, asJSON bool, name, stateArg stri
 }
 
 func (h *herdCLI) dryDaemonStop(cmd *cobra.Command, asJSON bool, yes bool) error {
-	home, err := h.home()
+	opts, err := h.options()
 	if err != nil {
 		return err
 	}
-	st, err := herd.Probe(cmd.Context(), herd.ConnectOptions{Home: home})
+	st, err := herd.Probe(cmd.Context(), opts)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tidwall/gjson"
 
-	"github.com/mosh-dev/mosh/runtime/exitcode"
+	"github.com/mosh-dev/mosh/exitcode"
 )
 
 // watchStdout counts what reaches stdout when the arguments ask for --json (so a failure can

@@ -2,7 +2,7 @@ package main
 
 // The herd verbs on the CLI: thin adapters over herd.Client. Each verb parses flags, calls one
 // Client method, and prints the result as --json (the herd types' lowerCamel JSON), a table on a
-// terminal, or tab-separated rows off one. Errors carry exit codes from runtime/exitcode
+// terminal, or tab-separated rows off one. Errors carry exit codes from the exitcode package
 // (moshcode's: wait 0 matched / 2 timeout / 3 gone or ended; doctor 5; usage 1) and are printed
 // on stderr by the root command.
 
@@ -23,11 +23,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
 	"github.com/mosh-dev/mosh/herd/herdd"
-	"github.com/mosh-dev/mosh/herd/remote"
 	"github.com/mosh-dev/mosh/herd/reportreq"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // defaultWaitTimeout is moshcode's: a wait with no --timeout gives up after 30 minutes.
@@ -74,22 +73,26 @@ func (h *herdCLI) home() (string, error) {
 	if h.moshHome != nil {
 		return h.moshHome()
 	}
-	if v := h.getenv("MOSH_HOME"); v != "" {
-		return filepath.Abs(v)
+	return herd.ResolveHome(h.getenv)
+}
+
+// options are the herd client's options for this command: its MOSH_HOME, resolved once, and its
+// environment (where the client finds remote members' tokens).
+func (h *herdCLI) options() (herd.Options, error) {
+	home, err := h.home()
+	if err != nil {
+		return herd.Options{}, err
 	}
-	if v := h.getenv("HOME"); v != "" {
-		return filepath.Join(v, ".mosh"), nil
-	}
-	return herd.Home()
+	return herd.Options{Home: home, Getenv: h.getenv}, nil
 }
 
 // connect dials the daemon, starting one on demand (like a tmux server).
 func (h *herdCLI) connect(ctx context.Context) (*herd.Client, error) {
-	home, err := h.home()
+	opts, err := h.options()
 	if err != nil {
 		return nil, err
 	}
-	return herd.Connect(ctx, herd.ConnectOptions{Home: home})
+	return herd.NewClient(ctx, opts)
 }
 
 // connectRunning dials the daemon only if one runs; (nil, nil) when none answers.
@@ -100,14 +103,15 @@ func (h *herdCLI) connectRunning(ctx context.Context) (*herd.Client, error) {
 // connectRunningFor is connectRunning for the herd whose directory is herdDir ($MOSH_HOME/herd, as
 // members see it in MOSH_HERD_DIR); an empty herdDir means the command's own MOSH_HOME.
 func (h *herdCLI) connectRunningFor(ctx context.Context, herdDir string) (*herd.Client, error) {
-	home, err := h.home()
+	opts, err := h.options()
 	if err != nil {
 		return nil, err
 	}
 	if herdDir != "" {
-		home = filepath.Dir(filepath.Clean(herdDir))
+		opts.Home = filepath.Dir(filepath.Clean(herdDir))
 	}
-	c, err := herd.Connect(ctx, herd.ConnectOptions{Home: home, NoStart: true})
+	opts.NoStart = true
+	c, err := herd.NewClient(ctx, opts)
 	if err != nil {
 		return nil, nil //nolint:nilerr // "not running" is an answer here, not a failure
 	}
@@ -471,7 +475,7 @@ func (h *herdCLI) promptCmd() *cobra.Command {
 			if strings.TrimSpace(text) == "" {
 				return usageErr("herd prompt: the text is empty: mosh herd prompt NAME TEXT…")
 			}
-			opts := herd.PromptOptions{Answer: answer, Wait: wait, Now: now, Continue: cont, Token: h.getenv(remote.TokenVar(name))}
+			opts := herd.PromptOptions{Answer: answer, Wait: wait, Now: now, Continue: cont}
 			if wait {
 				d, err := waitTimeout(timeout)
 				if err != nil {
@@ -636,6 +640,63 @@ func (h *herdCLI) sendKeysCmd() *cobra.Command {
 	})
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print {name, bytes} as JSON")
 	cmd.Flags().BoolVar(&now, "now", false, "type at once, even to a member a hook reports blocked whose screen has not shown the question yet")
+	return cmd
+}
+
+// interruptCmd is `herd interrupt NAME`: the daemon stops the member's turn (the engines table's
+// keys: Escape, then Ctrl-C only if it still reads busy; a remote member's task canceled) and
+// closes its task interrupted — the same daemon path as A2A tasks/cancel.
+func (h *herdCLI) interruptCmd() *cobra.Command {
+	var asJSON bool
+	var grace string
+	cmd := &cobra.Command{
+		Use:   "interrupt NAME [--grace D] [--json]",
+		Short: "stop a member's turn without killing it: Escape, then Ctrl-C only if it is still busy (its task ends interrupted)",
+		Example: `  mosh herd interrupt api
+  mosh herd interrupt api --json | jq -r .task`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := herd.CheckName(args[0]); err != nil {
+				return err
+			}
+			var opts herd.InterruptOptions
+			if grace != "" {
+				d, err := time.ParseDuration(grace)
+				if err != nil || d <= 0 {
+					return usageErr("--grace %q is not a positive duration: e.g. --grace 3s", grace)
+				}
+				opts.Grace = d
+			}
+			if isDryRun(cmd) {
+				if _, err := h.dryMember(cmd, args[0]); err != nil {
+					return err
+				}
+				return h.narrate(cmd, asJSON, "interrupt the turn of "+args[0], herd.InterruptParams{Name: args[0], GraceMs: opts.Grace.Milliseconds()})
+			}
+			return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {
+				r, err := c.Interrupt(ctx, args[0], opts)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return writeJSON(h.stdout, r)
+				}
+				switch {
+				case r.Remote:
+					fmt.Fprintf(h.stdout, "%s: its remote task was canceled", r.Name)
+				default:
+					fmt.Fprintf(h.stdout, "%s: sent %s", r.Name, strings.Join(append(append([]string(nil), r.Keys...), r.Then...), " "))
+				}
+				if r.Task != "" {
+					fmt.Fprintf(h.stdout, "; task %s %s", r.Task, r.TaskState)
+				}
+				fmt.Fprintf(h.stdout, "; now %s\n", r.State)
+				return nil
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print {name, task, taskState, keys, then, remote, state} as JSON")
+	cmd.Flags().StringVar(&grace, "grace", "", "how long to wait after the first keys before Ctrl-C (default: the engines table's, 1.5s)")
 	return cmd
 }
 
@@ -1069,11 +1130,11 @@ func (h *herdCLI) doctorCmd() *cobra.Command {
 		Short: "check the herd: daemon, manifest drift, stale reports, directories, rules.json (exit 5 on a failure)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			home, err := h.home()
+			opts, err := h.options()
 			if err != nil {
 				return err
 			}
-			r, err := herd.Doctor(cmd.Context(), herd.ConnectOptions{Home: home})
+			r, err := herd.Doctor(cmd.Context(), opts)
 			if err != nil {
 				return err
 			}
@@ -1232,11 +1293,11 @@ func (h *herdCLI) daemonCmd() *cobra.Command {
 		Short: "say whether the daemon runs, its pid, uptime, members and clients (never starts one)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			home, err := h.home()
+			opts, err := h.options()
 			if err != nil {
 				return err
 			}
-			r, err := herd.Probe(cmd.Context(), herd.ConnectOptions{Home: home})
+			r, err := herd.Probe(cmd.Context(), opts)
 			if err != nil {
 				return err
 			}
@@ -1275,12 +1336,12 @@ func (h *herdCLI) daemonCmd() *cobra.Command {
 			if ctx == nil {
 				ctx = context.Background()
 			}
-			home, err := h.home()
+			opts, err := h.options()
 			if err != nil {
 				return err
 			}
 			// Returns once the daemon's process is gone: the next verb starts a fresh one.
-			r, err := herd.StopDaemon(ctx, herd.ConnectOptions{Home: home}, yes)
+			r, err := herd.StopDaemon(ctx, opts, yes)
 			if err != nil {
 				return err
 			}

@@ -938,3 +938,39 @@ func TestHerdDaemonStopNamesAnOrphanedDaemon(t *testing.T) {
 		t.Fatalf("doctor on an orphaned daemon: %v %s", err, out)
 	}
 }
+
+// `mosh herd interrupt NAME` asks the daemon to stop the member's turn (the engines table's
+// Escape; Ctrl-C only while it still reads busy) and to close its task interrupted; the member
+// lives on. The same daemon method serves A2A tasks/cancel (herd/a2aserve's tests).
+func TestHerdInterruptStopsTheTurnNotTheMember(t *testing.T) {
+	e := newHerdEnv(t)
+	if e.fake == "" {
+		t.Skip("herd/fakeengine does not exist yet")
+	}
+	e.env = append(e.env, "FAKEENGINE_SLOW=60s", "FAKEENGINE_TICK=50ms")
+	e.ok("herd", "run", "--name", "fe", "--engine", "claude", "--", e.fake)
+	e.expect(0, "wait", "fe", "--state", "idle", "--timeout", "30s")
+	var pr herd.PromptResult
+	if err := json.Unmarshal([]byte(e.ok("herd", "prompt", "fe", "slow think it through", "--json")), &pr); err != nil || pr.Task == "" {
+		t.Fatalf("prompt --json: %v %+v", err, pr)
+	}
+	e.expect(0, "wait", "fe", "--state", "working", "--timeout", "30s")
+	var ir herd.InterruptResult
+	out := e.ok("herd", "interrupt", "fe", "--json")
+	if err := json.Unmarshal([]byte(out), &ir); err != nil || ir.Name != "fe" || ir.Task != pr.Task || ir.TaskState != "interrupted" ||
+		len(ir.Keys) != 1 || ir.Keys[0] != "Escape" {
+		t.Fatalf("interrupt --json: %v %s", err, out)
+	}
+	e.expect(0, "wait", "fe", "--state", "idle", "--timeout", "30s")
+	var task herd.Task
+	if err := json.Unmarshal([]byte(e.ok("herd", "task", pr.Task, "--json")), &task); err != nil || task.Open || task.State != "interrupted" {
+		t.Fatalf("the interrupted task: %v %+v", err, task)
+	}
+	if m := findMember(e.ps(), "fe"); m == nil || !m.Alive {
+		t.Fatalf("interrupt ended the member: %+v", m)
+	}
+	if _, errs := e.expect(3, "herd", "interrupt", "ghost"); !strings.Contains(errs, "no member named ghost") {
+		t.Fatalf("interrupt ghost: %q", errs)
+	}
+	e.expect(1, "herd", "interrupt", "fe", "--grace", "soon")
+}

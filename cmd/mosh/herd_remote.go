@@ -16,9 +16,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
 	"github.com/mosh-dev/mosh/herd/remote"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // remoteFamily: `mosh herd remote add|ls|rm|ping|card`.
@@ -68,7 +68,7 @@ func (h *herdCLI) remoteAddCmd() *cobra.Command {
 			if inputKey != "" && kind != remote.KindRun {
 				return usageErr("--input-key only applies to --kind run")
 			}
-			opts := herd.RemoteAddOptions{Kind: kind, InputKey: inputKey, Force: force, Token: h.getenv(remote.TokenVar(name))}
+			opts := herd.RemoteAddOptions{Kind: kind, InputKey: inputKey, Force: force}
 			if timeout != "" {
 				d, err := parseCLIDuration(timeout)
 				if err != nil || d <= 0 {

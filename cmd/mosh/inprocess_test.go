@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mosh-dev/mosh/runtime/exitcode"
+	"github.com/mosh-dev/mosh/exitcode"
 )
 
 // syncBuffer is a bytes.Buffer safe for a writer and a reader on different goroutines.

@@ -1,5 +1,5 @@
 // Command mosh runs moshscript and drives the herd. This file is the one place where errors
-// become exit codes (runtime/exitcode) and messages reach stderr.
+// become exit codes (package exitcode) and messages reach stderr.
 package main
 
 import (
@@ -11,7 +11,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/mosh-dev/mosh/runtime/exitcode"
+	"github.com/mosh-dev/mosh/exitcode"
 )
 
 func main() {

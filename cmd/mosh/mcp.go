@@ -9,9 +9,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
-	"github.com/mosh-dev/mosh/herd"
+	"github.com/mosh-dev/mosh/exitcode"
 	herdmcp "github.com/mosh-dev/mosh/herd/mcp"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // mcpFamily: `mosh herd mcp`.
@@ -52,7 +51,7 @@ func mcpCmd(gs *globalState) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, err := herd.Connect(ctx, herd.ConnectOptions{Home: home})
+			c, err := h.connect(ctx) // the command's MOSH_HOME and environment (remote members' tokens)
 			if err != nil {
 				return err
 			}

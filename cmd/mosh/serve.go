@@ -20,9 +20,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mosh-dev/mosh/a2a"
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
 	"github.com/mosh-dev/mosh/herd/a2aserve"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // serveFamily: `mosh herd serve` and `mosh herd token`.
@@ -232,14 +232,16 @@ func runServe(ctx context.Context, gs *globalState, f serveFlags) error {
 
 	// The first connection starts the daemon on demand, like any herd verb. Reconnections do
 	// not: a daemon stopped on purpose stays stopped until a herd verb starts it again.
-	client, err := herd.Connect(ctx, herd.ConnectOptions{Home: home})
+	opts := herd.Options{Home: home, Getenv: gs.Getenv}
+	client, err := herd.NewClient(ctx, opts)
 	if err != nil {
 		return err
 	}
 	backend, err := a2aserve.New(ctx, client, a2aserve.Options{
-		Home: home,
 		Redial: func(ctx context.Context) (*herd.Client, error) {
-			return herd.Connect(ctx, herd.ConnectOptions{Home: home, NoStart: true})
+			o := opts
+			o.NoStart = true
+			return herd.NewClient(ctx, o)
 		},
 	})
 	if err != nil {

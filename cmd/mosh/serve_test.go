@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mosh-dev/mosh/runtime/exitcode"
+	"github.com/mosh-dev/mosh/exitcode"
 )
 
 // rerun runs args on ts's state with fresh output buffers.

@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/mosh-dev/mosh/cmd/mosh/internal/hookpath"
+	"github.com/mosh-dev/mosh/herd"
 )
 
 // globalState is everything a command takes from the process: streams, environment, terminal,
@@ -94,19 +94,10 @@ func (gs *globalState) Environ() []string {
 	return out
 }
 
-// MoshHome is $MOSH_HOME, default ~/.mosh, as an absolute path.
+// MoshHome is $MOSH_HOME, default ~/.mosh, as an absolute path: herd.ResolveHome of the injected
+// environment (the one rule every adapter shares).
 func (gs *globalState) MoshHome() (string, error) {
-	if v := gs.Env["MOSH_HOME"]; v != "" {
-		return filepath.Abs(v)
-	}
-	home := gs.Env["HOME"]
-	if home == "" {
-		var err error
-		if home, err = os.UserHomeDir(); err != nil {
-			return "", err
-		}
-	}
-	return filepath.Join(home, ".mosh"), nil
+	return herd.ResolveHome(gs.Getenv)
 }
 
 // scriptEnv is the environment a script sees: the process's, with MOSH_HOME resolved so

@@ -191,7 +191,7 @@ func (h *herdCLI) taskCmd() *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id := strings.TrimSpace(args[0])
-			if _, err := ledger.ParseTaskID(id); err != nil {
+			if err := herd.CheckTaskID(id); err != nil {
 				return err
 			}
 			return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {

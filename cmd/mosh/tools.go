@@ -17,7 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mosh-dev/mosh/builtins/tools"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
+	"github.com/mosh-dev/mosh/exitcode"
 )
 
 // toolsFamily: `mosh install`, the pass-through tools and `mosh template`.

@@ -19,7 +19,7 @@ import (
 
 	"github.com/mosh-dev/mosh/builtins/tools"
 	"github.com/mosh-dev/mosh/builtins/tools/toolstest"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
+	"github.com/mosh-dev/mosh/exitcode"
 )
 
 // toolSandbox is a sandbox whose PATH holds only the stand-ins, with a local package index.

@@ -12,8 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/runtime"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 	"github.com/mosh-dev/mosh/runtime/scriptverb"
 	"github.com/mosh-dev/mosh/scripts"
 )

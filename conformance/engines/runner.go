@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/mosh-dev/mosh/conformance/engines/fakeapi"
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
 	"github.com/mosh-dev/mosh/herd/screen"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // Result is one scripted step: what the herd should read and what the daemon read.

@@ -2,7 +2,9 @@
 // A2A call becomes the herd verb a person would use — message/send is `herd prompt` (the same
 // daemon method, which mints the ledger task before the first keystroke), an answer is
 // `herd prompt --answer`, tasks/get is `herd task` (which reconciles), tasks/cancel is
-// `herd send-keys Escape` then `C-c` — so A2A can do nothing the CLI cannot, and never kills.
+// `herd task.cancel`, whose interrupt the daemon does (the engines table's Escape, then Ctrl-C
+// only while the member still reads busy; never a kill) — so A2A can do nothing the CLI cannot,
+// and holds no policy of its own.
 //
 // # Task identity
 //
@@ -14,11 +16,12 @@
 // # What the server itself remembers
 //
 // Which members were autonomous (a killed member leaves the roster; its tasks stay hidden if it
-// was autonomous, and a member this server never saw counts as autonomous), in memory. A cancel
-// is the ledger's: tasks/cancel is `herd task.cancel` (a queued task is removed untyped, a
-// running one closed canceled) before the keys interrupt the turn, so a canceled task reads
-// canceled after a restart too. The ledger's own ends map honestly: canceled and interrupted →
-// canceled, failed (the member's process died, the remote failed) → failed, never completed.
+// was autonomous, and a member this server never saw counts as autonomous), in memory. Nothing
+// else: a cancel is the ledger's (`herd task.cancel` removes a queued task untyped, or closes a
+// running one canceled and interrupts its turn), so a canceled task reads canceled after a
+// restart of this server or of the daemon. The ledger's own ends map honestly: canceled and
+// interrupted → canceled, failed (the member's process died, the remote failed) → failed, never
+// completed.
 //
 // # Queues and follow-ups
 //
@@ -28,9 +31,9 @@
 //
 // # Events, not polling
 //
-// One subscription to every member's events feeds the roster cache (any event invalidates
-// it), wakes the calls that wait on a member, and tells the server when the daemon went away
-// (it redials in the background). Wait re-reads the task on each of its member's events.
+// One subscription to every member's events wakes the calls that wait on a member, and tells
+// the server when the daemon went away (it redials in the background). Wait re-reads the task
+// on each of its member's events.
 package a2aserve
 
 import (
@@ -38,20 +41,17 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mosh-dev/mosh/a2a"
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // Defaults for Options.
 const (
-	DefaultAnswerSettle   = 3 * time.Second
-	DefaultInterruptGrace = 1500 * time.Millisecond
-	DefaultAskedLines     = 12
-	maxCanceled           = 4096
+	DefaultAnswerSettle = 3 * time.Second
+	DefaultAskedLines   = 12
 )
 
 // Options tune the backend. The zero value gives the defaults.
@@ -62,27 +62,21 @@ type Options struct {
 	// AnswerSettle bounds how long an answer waits for the member to react before the task is
 	// returned, so the caller sees the answer taken rather than the dialog it answered. 3s.
 	AnswerSettle time.Duration
-	// InterruptGrace is how long Cancel waits, after Escape, for the member to stop before it
-	// sends Ctrl-C. Ctrl-C at an engine's prompt quits it, so it is sent only to a member
-	// still working or blocked when the grace ends. 1.5s.
+	// InterruptGrace, when positive, replaces the engines table's grace in the daemon's
+	// interrupt of a canceled task (between Escape and the Ctrl-C sent only to a member still
+	// busy). 0: the table's (1.5s for every embedded engine).
 	InterruptGrace time.Duration
 	// AskedLines is how many bottom screen lines show what a blocked member asks. 12.
 	AskedLines int
-	// Home is $MOSH_HOME; errors from the daemon have it replaced by "$MOSH_HOME" so a remote
-	// caller does not learn local paths.
-	Home string
 }
 
 // Backend implements a2a.Backend over a herd daemon connection.
 type Backend struct {
 	k    *conn
 	opts Options
-	// graceSet: Options.InterruptGrace was given, so it overrides the engines table's grace.
-	graceSet bool
-
-	mu            sync.Mutex
-	canceled      map[string]time.Time // A2A task id → when this server interrupted it
-	canceledOrder []string
+	// home is the client's $MOSH_HOME: errors from the daemon have it replaced by "$MOSH_HOME"
+	// so a remote caller does not learn local paths.
+	home string
 }
 
 var _ a2a.Backend = (*Backend)(nil)
@@ -93,21 +87,14 @@ func New(ctx context.Context, c *herd.Client, opts Options) (*Backend, error) {
 	if opts.AnswerSettle <= 0 {
 		opts.AnswerSettle = DefaultAnswerSettle
 	}
-	graceSet := opts.InterruptGrace > 0
-	if !graceSet {
-		opts.InterruptGrace = DefaultInterruptGrace
-	}
 	if opts.AskedLines <= 0 {
 		opts.AskedLines = DefaultAskedLines
-	}
-	if opts.Home == "" {
-		opts.Home = c.Home()
 	}
 	k, err := newConn(ctx, c, opts.Redial)
 	if err != nil {
 		return nil, fmt.Errorf("subscribing to the herd's events: %w", err)
 	}
-	return &Backend{k: k, opts: opts, graceSet: graceSet, canceled: map[string]time.Time{}}, nil
+	return &Backend{k: k, opts: opts, home: c.Home()}, nil
 }
 
 // Close stops the event subscription and closes the daemon connection.
@@ -153,11 +140,6 @@ func (b *Backend) row(ctx context.Context, name string) (herd.Member, error) {
 		}
 	}
 	return herd.Member{}, a2a.ErrNoMember
-}
-
-// screenStopped: the screen classifier alone reads the member as stopped.
-func screenStopped(m herd.Member) bool {
-	return m.Screen != nil && (m.Screen.State == herd.StateIdle || m.Screen.State == herd.StateDone)
 }
 
 func toMember(m herd.Member) a2a.Member {
@@ -253,7 +235,7 @@ func (b *Backend) Get(ctx context.Context, taskID string, historyLength int) (a2
 
 // view reads a task from the ledger and adds what this server knows about it.
 func (b *Backend) view(ctx context.Context, c *herd.Client, id string) (view, error) {
-	if !taskIDRE().MatchString(id) {
+	if herd.CheckTaskID(id) != nil {
 		return view{}, a2a.ErrNoTask
 	}
 	t, err := b.k.task(ctx, c, id)
@@ -261,10 +243,7 @@ func (b *Backend) view(ctx context.Context, c *herd.Client, id string) (view, er
 		return view{}, b.taskErr(id, err)
 	}
 	v := view{task: *t, autonomous: b.k.autonomous(ctx, t.Member)}
-	b.mu.Lock()
-	v.canceledAt = b.canceled[id]
-	b.mu.Unlock()
-	if t.Open && v.canceledAt.IsZero() && t.State == herd.StateBlocked {
+	if t.Open && t.State == herd.StateBlocked {
 		v.asked = b.asked(ctx, c, t.Member)
 	}
 	return v, nil
@@ -288,8 +267,9 @@ func (b *Backend) asked(ctx context.Context, c *herd.Client, member string) stri
 	return strings.Join(lines, "\n")
 }
 
-// Cancel implements a2a.Backend: Escape, then — only if the member is still working or blocked
-// after InterruptGrace — Ctrl-C. It never kills the member.
+// Cancel implements a2a.Backend through `herd task.cancel`: the daemon removes a queued task
+// untyped, or closes a running one canceled in the ledger and interrupts its member's turn (the
+// engines table's keys; a remote member's task canceled at the remote). It never kills.
 func (b *Backend) Cancel(ctx context.Context, taskID string) (a2a.TaskRecord, error) {
 	c, err := b.k.client()
 	if err != nil {
@@ -299,96 +279,16 @@ func (b *Backend) Cancel(ctx context.Context, taskID string) (a2a.TaskRecord, er
 	if err != nil {
 		return a2a.TaskRecord{}, err
 	}
-	if !v.canceledAt.IsZero() || !v.task.Open {
+	if !v.task.Open {
 		return a2a.TaskRecord{}, a2a.ErrTaskFinished
 	}
-	member := v.task.Member
-	remoteMember, engine := false, ""
-	if row, err := b.row(ctx, member); err == nil {
-		remoteMember, engine = row.Kind == herd.KindRemote, row.Engine
-	}
-	// The ledger records the cancel (it survives a restart of this server and of the daemon):
-	// a queued task is removed untyped and that is all; a running one is closed canceled, then
-	// its turn is interrupted below.
-	r, err := c.CancelTask(ctx, taskID)
-	switch {
-	case err == nil && r.Queued:
-		b.markCanceled(taskID, time.Now())
-		return b.Get(ctx, taskID, -1)
-	case err != nil && exitcode.Of(err) != exitcode.Gone:
+	if _, err := c.CancelTask(ctx, taskID, herd.InterruptOptions{Grace: b.opts.InterruptGrace}); err != nil {
+		if exitcode.Of(err) == exitcode.Gone {
+			return a2a.TaskRecord{}, a2a.ErrTaskFinished // it ended meanwhile
+		}
 		return a2a.TaskRecord{}, b.wireErr(err)
 	}
-	if remoteMember {
-		// A remote member has no keys to press: kill cancels its open task and keeps it.
-		at := time.Now()
-		if _, err := c.Kill(ctx, []string{member}, false); err != nil {
-			return a2a.TaskRecord{}, b.wireErr(err)
-		}
-		b.markCanceled(taskID, at)
-		return b.Get(ctx, taskID, -1)
-	}
-	w, unwatch := b.k.watchMember(member)
-	defer unwatch()
-	// The keys are the engines table's interrupt (Escape, then Ctrl-C); an explicit
-	// Options.InterruptGrace overrides the table's grace.
-	keys, then, grace := herd.EngineInterrupt(b.opts.Home, engine)
-	if b.graceSet {
-		grace = b.opts.InterruptGrace
-	}
-	escAt := time.Now().UnixMilli()
-	if _, err := c.SendKeysNow(ctx, member, keys...); err != nil {
-		return a2a.TaskRecord{}, b.keysErr(member, err)
-	}
-	if len(then) > 0 && !b.stoppedAfter(ctx, w, escAt, grace) {
-		// Ctrl-C at an engine's prompt quits it: send it only while the member still reads busy
-		// and its screen does not already show it stopped (a loaded machine can take longer than
-		// the grace to publish the stop the screen already shows).
-		if m, err := b.row(ctx, member); err == nil && (m.State == herd.StateWorking || m.State == herd.StateBlocked) && !screenStopped(m) {
-			if _, err := c.SendKeysNow(ctx, member, then...); err != nil && exitcode.Of(err) != exitcode.Gone {
-				return a2a.TaskRecord{}, b.keysErr(member, err)
-			}
-		}
-	}
-	b.markCanceled(taskID, time.UnixMilli(escAt))
 	return b.Get(ctx, taskID, -1)
-}
-
-// stoppedAfter waits up to within for an event, stamped at or after since, that shows
-// the member stopped (idle, done, gone, removed).
-func (b *Backend) stoppedAfter(ctx context.Context, w *watch, since int64, within time.Duration) bool {
-	grace, cancel := context.WithTimeout(ctx, within)
-	defer cancel()
-	for {
-		ev, err := w.next(grace)
-		if err != nil {
-			return false
-		}
-		if ev.AtMs < since {
-			continue
-		}
-		switch ev.State {
-		case herd.StateIdle, herd.StateDone, herd.StateGone:
-			return true
-		}
-		if ev.Type == herd.EventRemoved {
-			return true
-		}
-	}
-}
-
-func (b *Backend) markCanceled(id string, at time.Time) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if _, ok := b.canceled[id]; ok {
-		return
-	}
-	b.canceled[id] = at
-	b.canceledOrder = append(b.canceledOrder, id)
-	if len(b.canceledOrder) > maxCanceled {
-		drop := b.canceledOrder[0]
-		b.canceledOrder = b.canceledOrder[1:]
-		delete(b.canceled, drop)
-	}
 }
 
 // Wait implements a2a.Backend: it re-reads the task on each event of its member until the task
@@ -480,21 +380,14 @@ func (b *Backend) openTaskHint(ctx context.Context, c *herd.Client, member strin
 	return ": " + ts[0].ID
 }
 
-func (b *Backend) keysErr(member string, err error) error {
-	if exitcode.Of(err) == exitcode.Gone {
-		return fmt.Errorf("member %s is gone; nothing to interrupt", member)
-	}
-	return b.wireErr(err)
-}
-
 // wireErr turns a herd error into one fit for a remote caller: local paths are masked.
 func (b *Backend) wireErr(err error) error {
 	if err == nil || errors.Is(err, errDisconnected) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
 	msg := err.Error()
-	if b.opts.Home != "" {
-		msg = strings.ReplaceAll(msg, b.opts.Home, "$MOSH_HOME")
+	if b.home != "" {
+		msg = strings.ReplaceAll(msg, b.home, "$MOSH_HOME")
 	}
 	return errors.New(msg)
 }

@@ -16,10 +16,10 @@ import (
 	"time"
 
 	"github.com/mosh-dev/mosh/a2a"
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
 	"github.com/mosh-dev/mosh/herd/herdd"
 	"github.com/mosh-dev/mosh/herd/remote/remotetest"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // The test binary doubles as the herd daemon (Connect runs `<exe> herd daemon --foreground`).
@@ -66,7 +66,11 @@ type env struct {
 	penv []string // the environment members start with: the fake engine on PATH as "claude"
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T) *env { return newEnvWith(t, nil) }
+
+// newEnvWith is newEnv with setup run on the home before the daemon starts and extra variables
+// in the members' environment.
+func newEnvWith(t *testing.T, setup func(home string), memberEnv ...string) *env {
 	t.Helper()
 	if fakeErr != nil {
 		t.Fatal(fakeErr)
@@ -74,6 +78,9 @@ func newEnv(t *testing.T) *env {
 	home, err := os.MkdirTemp("", "mosh")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if setup != nil {
+		setup(home)
 	}
 	t.Setenv("HOME", home)
 	t.Setenv("MOSH_HOME", home)
@@ -88,7 +95,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.b, err = New(ctx, bc, Options{Home: home, Redial: func(ctx context.Context) (*herd.Client, error) {
+	e.b, err = New(ctx, bc, Options{Redial: func(ctx context.Context) (*herd.Client, error) {
 		return herd.Connect(ctx, herd.ConnectOptions{Home: home, NoStart: true})
 	}})
 	if err != nil {
@@ -107,6 +114,7 @@ func newEnv(t *testing.T) *env {
 	}
 	e.penv = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "FAKEENGINE_TURN=200ms", "FAKEENGINE_TICK=50ms",
 		"FAKEENGINE_SLOW=60s", "FAKEENGINE_NOTIFY_AFTER=0", "FAKEENGINE_IDLE_NOTIFY=0", "FAKEENGINE_SETTINGS="+settings)
+	e.penv = append(e.penv, memberEnv...)
 	t.Cleanup(func() {
 		e.b.Close()
 		sctx, scancel := context.WithTimeout(context.Background(), safety)
@@ -159,7 +167,7 @@ func TestSendGetWaitThroughTheRealHerd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !taskIDRE().MatchString(rec.ID) || rec.Member != "api" || rec.Text != "say hello" || rec.Outcome != a2a.OutcomeOpen {
+	if herd.CheckTaskID(rec.ID) != nil || rec.Member != "api" || rec.Text != "say hello" || rec.Outcome != a2a.OutcomeOpen {
 		t.Fatalf("sent %+v", rec)
 	}
 	if st := a2a.StateOf(rec); st != a2a.StateWorking {
@@ -356,7 +364,7 @@ func TestReconnectsAfterTheDaemonRestarts(t *testing.T) {
 	}
 	e.c.Close()
 	// Any herd verb starts a daemon again; the backend finds it by itself.
-	if e.c, err = herd.Connect(e.ctx, herd.ConnectOptions{Home: e.home}); err != nil {
+	if e.c, err = herd.Connect(e.ctx, herd.ConnectOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// The backend redials by itself (with backoff): wait until it is up again.
@@ -439,7 +447,7 @@ func TestCancelIsDurableAndQueuedTasksCancelUntyped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fresh, err := New(e.ctx, bc, Options{Home: e.home})
+	fresh, err := New(e.ctx, bc, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -468,5 +476,119 @@ func TestCrashedTaskFails(t *testing.T) {
 	got := e.wait(rec.ID, a2a.HerdDone, a2a.HerdIdle, a2a.HerdGone)
 	if got.Outcome != a2a.OutcomeFailed || a2a.StateOf(got) != a2a.StateFailed || !strings.Contains(got.Error, "code 7") {
 		t.Fatalf("task of a crashed member: %+v", got)
+	}
+}
+
+// `herd interrupt` (Client.Interrupt, what the CLI calls) and A2A tasks/cancel go through the
+// same daemon path: the daemon presses the engines table's interrupt keys — here an override
+// that takes two Escapes, for an engine that ignores one (OpenCode's "esc again to interrupt")
+// — and records the task interrupted or canceled. The A2A server holds no keys of its own.
+func TestInterruptAndCancelGoThroughTheDaemon(t *testing.T) {
+	e := newEnvWith(t, func(home string) {
+		dir := filepath.Join(home, "herd")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		table := `{"engines":[{"name":"claude","interrupt":{"keys":["Escape","Escape"],"thenKeys":[]}}]}`
+		if err := os.WriteFile(filepath.Join(dir, "engines.json"), []byte(table), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}, "FAKEENGINE_ESC_TWICE=1")
+	e.start("api", false)
+	e.start("web", false)
+	rec, err := e.b.Send(e.ctx, "api", "slow think it through", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.wait(rec.ID, a2a.HerdWorking)
+	ir, err := e.c.Interrupt(e.ctx, "api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ir.Name != "api" || ir.Task != rec.ID || ir.TaskState != "interrupted" || !slices.Equal(ir.Keys, []string{"Escape", "Escape"}) || len(ir.Then) != 0 {
+		t.Fatalf("interrupt result %+v", ir)
+	}
+	// One Escape would leave it working ("esc again to interrupt") for a minute: it stops only
+	// because the daemon pressed the table's two.
+	if _, err := e.c.Wait(e.ctx, []string{"api"}, herd.WaitOptions{States: []string{herd.StateIdle}, Timeout: safety}); err != nil {
+		t.Fatalf("api never stopped after the interrupt: %v", err)
+	}
+	if task, err := e.c.Task(e.ctx, rec.ID); err != nil || task.Open || task.State != "interrupted" {
+		t.Fatalf("ledger task after interrupt: %+v %v", task, err)
+	}
+	if got, err := e.b.Get(e.ctx, rec.ID, -1); err != nil || got.Outcome != a2a.OutcomeCanceled {
+		t.Fatalf("an interrupted task over A2A: %+v %v", got, err)
+	}
+
+	web, err := e.b.Send(e.ctx, "web", "slow take your time", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.wait(web.ID, a2a.HerdWorking)
+	if got, err := e.b.Cancel(e.ctx, web.ID); err != nil || a2a.StateOf(got) != a2a.StateCanceled {
+		t.Fatalf("A2A cancel: %+v %v", got, err)
+	}
+	if _, err := e.c.Wait(e.ctx, []string{"web"}, herd.WaitOptions{States: []string{herd.StateIdle}, Timeout: safety}); err != nil {
+		t.Fatalf("web never stopped after the A2A cancel: %v", err)
+	}
+	if task, err := e.c.Task(e.ctx, web.ID); err != nil || task.Open || task.State != "canceled" {
+		t.Fatalf("ledger task after cancel: %+v %v", task, err)
+	}
+	if m, err := e.b.Member(e.ctx, "web"); err != nil || m.State == a2a.HerdGone {
+		t.Fatalf("the cancel killed web: %+v %v", m, err)
+	}
+
+	// Nothing to interrupt: an unknown member is exit 3; a member at rest gets the keys and no
+	// task is touched.
+	if _, err := e.c.Interrupt(e.ctx, "ghost"); exitcode.Of(err) != exitcode.Gone {
+		t.Fatalf("interrupt ghost: %v", err)
+	}
+	if ir, err := e.c.Interrupt(e.ctx, "web"); err != nil || ir.Task != "" {
+		t.Fatalf("interrupt of a member at rest: %+v %v", ir, err)
+	}
+}
+
+// A task canceled over A2A reads canceled after the daemon restarts: the cancel is the ledger's,
+// not anything in the memory of the server or of the daemon.
+func TestCanceledTaskReadsCanceledAfterADaemonRestart(t *testing.T) {
+	e := newEnv(t)
+	e.start("api", false)
+	rec, err := e.b.Send(e.ctx, "api", "slow think it through", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.wait(rec.ID, a2a.HerdWorking)
+	queued, err := e.b.Send(e.ctx, "api", "say later", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{queued.ID, rec.ID} {
+		if got, err := e.b.Cancel(e.ctx, id); err != nil || a2a.StateOf(got) != a2a.StateCanceled {
+			t.Fatalf("cancel %s: %+v %v", id, got, err)
+		}
+	}
+	if _, err := e.c.DaemonStop(e.ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	e.c.Close()
+	e.b.Close()
+	if e.c, err = herd.Connect(e.ctx, herd.ConnectOptions{Home: e.home}); err != nil {
+		t.Fatal(err)
+	}
+	bc, err := herd.Connect(e.ctx, herd.ConnectOptions{Home: e.home, NoStart: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.b, err = New(e.ctx, bc, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{rec.ID, queued.ID} {
+		got, err := e.b.Get(e.ctx, id, -1)
+		if err != nil || got.Outcome != a2a.OutcomeCanceled || a2a.StateOf(got) != a2a.StateCanceled {
+			t.Fatalf("%s after a daemon restart: %+v %v", id, got, err)
+		}
+		if _, err := e.b.Cancel(e.ctx, id); !errors.Is(err, a2a.ErrTaskFinished) {
+			t.Fatalf("cancel of %s again after the restart: %v", id, err)
+		}
 	}
 }

@@ -7,23 +7,22 @@ import (
 	"time"
 
 	"github.com/mosh-dev/mosh/herd"
+	"github.com/mosh-dev/mosh/internal/queue"
 )
 
 // errDisconnected is what a request gets while the daemon connection is down.
 var errDisconnected = errors.New("the herd daemon is not answering; mosh herd serve reconnects on its own (check it with `mosh herd daemon status`)")
 
 // conn keeps one herd.Client and one subscription to every member's events on it. The events
-// do three jobs: they invalidate the roster cache, they wake the Waits and Cancels watching a
-// member, and their end tells us the daemon went away (then we redial in the background).
+// wake the Waits watching a member and invalidate closed tasks read before them; their end tells
+// us the daemon went away (then we redial in the background). The roster is the daemon's: every
+// read asks it (`herd list`).
 type conn struct {
 	redial func(ctx context.Context) (*herd.Client, error)
 
 	mu      sync.Mutex
-	c       *herd.Client // nil while disconnected
-	roster  []herd.Member
-	fresh   bool   // roster reflects every event seen so far
-	gen     uint64 // bumps on every event and reconnect: a List started before a bump is stale
-	auto    map[string]bool
+	c       *herd.Client    // nil while disconnected
+	auto    map[string]bool // member → autonomous, as last listed (a killed member leaves the roster)
 	watches map[*watch]struct{}
 	up      chan struct{} // closed while connected; replaced by an open one on disconnect
 
@@ -40,59 +39,19 @@ type conn struct {
 }
 
 // watch collects one member's events for one Wait or Cancel. The queue is unbounded but lives
-// only as long as the call that registered it.
+// only as long as the call that registered it; it closes with errDisconnected when the
+// connection ends.
 type watch struct {
 	member string
-	mu     sync.Mutex
-	q      []herd.Event
-	err    error // set when the connection ended
-	wake   chan struct{}
+	q      queue.Q[herd.Event]
 }
 
-func (w *watch) push(ev herd.Event) {
-	w.mu.Lock()
-	w.q = append(w.q, ev)
-	w.mu.Unlock()
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
-}
+func (w *watch) push(ev herd.Event) { w.q.Push(ev) }
 
-func (w *watch) end(err error) {
-	w.mu.Lock()
-	if w.err == nil {
-		w.err = err
-	}
-	w.mu.Unlock()
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
-}
+func (w *watch) end(err error) { w.q.Close(err) }
 
 // next returns the member's next event, or why there will be none.
-func (w *watch) next(ctx context.Context) (herd.Event, error) {
-	for {
-		w.mu.Lock()
-		if len(w.q) > 0 {
-			ev := w.q[0]
-			w.q = w.q[1:]
-			w.mu.Unlock()
-			return ev, nil
-		}
-		err := w.err
-		w.mu.Unlock()
-		if err != nil {
-			return herd.Event{}, err
-		}
-		select {
-		case <-w.wake:
-		case <-ctx.Done():
-			return herd.Event{}, ctx.Err()
-		}
-	}
-}
+func (w *watch) next(ctx context.Context) (herd.Event, error) { return w.q.Next(ctx) }
 
 func newConn(ctx context.Context, c *herd.Client, redial func(ctx context.Context) (*herd.Client, error)) (*conn, error) {
 	k := &conn{redial: redial, auto: map[string]bool{}, watches: map[*watch]struct{}{},
@@ -143,8 +102,7 @@ func (k *conn) run(c *herd.Client, sub *herd.Subscription) {
 		c = nc
 		backoff = 200 * time.Millisecond
 		k.mu.Lock()
-		k.c, k.fresh = c, false
-		k.gen++
+		k.c = c
 		close(k.up)
 		k.mu.Unlock()
 	}
@@ -152,9 +110,7 @@ func (k *conn) run(c *herd.Client, sub *herd.Subscription) {
 
 func (k *conn) onEvent(ev herd.Event) {
 	k.mu.Lock()
-	k.gen++
 	k.memberGen[ev.Name]++
-	k.fresh = false
 	for w := range k.watches {
 		if w.member == ev.Name {
 			w.push(ev)
@@ -168,8 +124,7 @@ func (k *conn) onEvent(ev herd.Event) {
 func (k *conn) disconnect(c *herd.Client) {
 	k.mu.Lock()
 	if k.c == c {
-		k.c, k.fresh = nil, false
-		k.gen++
+		k.c = nil
 		k.epoch++
 		k.tasks = map[string]cachedTask{}
 		k.up = make(chan struct{})
@@ -215,10 +170,10 @@ func (k *conn) connected() <-chan struct{} {
 // watchMember starts collecting member's events. Register before acting (typing, sending keys)
 // so the member's reaction cannot slip past.
 func (k *conn) watchMember(member string) (*watch, func()) {
-	w := &watch{member: member, wake: make(chan struct{}, 1)}
+	w := &watch{member: member}
 	k.mu.Lock()
 	if k.c == nil {
-		w.err = errDisconnected
+		w.end(errDisconnected)
 	}
 	k.watches[w] = struct{}{}
 	k.mu.Unlock()
@@ -229,18 +184,11 @@ func (k *conn) watchMember(member string) (*watch, func()) {
 	}
 }
 
-// members returns the roster, from the cache when no event arrived since it was read.
+// members returns the roster as the daemon lists it now, noting who is autonomous.
 func (k *conn) members(ctx context.Context) ([]herd.Member, error) {
-	k.mu.Lock()
-	if k.fresh {
-		r := k.roster
-		k.mu.Unlock()
-		return r, nil
-	}
-	gen, c := k.gen, k.c
-	k.mu.Unlock()
-	if c == nil {
-		return nil, errDisconnected
+	c, err := k.client()
+	if err != nil {
+		return nil, err
 	}
 	ms, err := c.List(ctx)
 	if err != nil {
@@ -249,9 +197,6 @@ func (k *conn) members(ctx context.Context) ([]herd.Member, error) {
 	k.mu.Lock()
 	for _, m := range ms {
 		k.auto[m.Name] = m.Autonomous
-	}
-	if k.gen == gen && k.c == c {
-		k.roster, k.fresh = ms, true
 	}
 	k.mu.Unlock()
 	return ms, nil

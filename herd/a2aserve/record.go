@@ -1,9 +1,7 @@
 package a2aserve
 
 import (
-	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mosh-dev/mosh/a2a"
@@ -12,17 +10,6 @@ import (
 
 // stateSubmitted is the ledger's state of a task no state change was recorded against yet.
 const stateSubmitted = "submitted"
-
-// answerNote prefixes the note of the transition the daemon records when a prompt answers a
-// blocked member's open task (herd/internal/daemon/tasks_record.go): the answer joins the task that asked.
-const answerNote = "answered: "
-
-// taskIDRE is the ledger's id form; anything else cannot be a task and is not asked about.
-var taskIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^t-[0-9]{1,18}$`) })
-
-// continuedNote prefixes the note of the transition the daemon records when a follow-up message
-// is queued into a running task (herd/internal/daemon/queue.go).
-const continuedNote = "continued: "
 
 // Ledger task end states that are not member states.
 const (
@@ -33,13 +20,9 @@ const (
 
 func isTaskEnd(s string) bool { return s == taskFailed || s == taskCanceled || s == taskInterrupted }
 
-// exitedNote prefixes the note of the transition the daemon records when a member's process
-// exits: a task that ends that way did not finish, its member stopped.
-const exitedNote = "the process exited"
-
 // exitNote is the note of the transition that closed t because its member's process exited.
 func exitNote(t herd.Task) string {
-	if n := len(t.Transitions); n > 0 && strings.HasPrefix(t.Transitions[n-1].Note, exitedNote) {
+	if n := len(t.Transitions); n > 0 && strings.HasPrefix(t.Transitions[n-1].Note, herd.NoteExited) {
 		return "member " + t.Member + " stopped: " + t.Transitions[n-1].Note
 	}
 	return ""
@@ -48,7 +31,6 @@ func exitNote(t herd.Task) string {
 // view is one A2A task: its ledger task plus what only this server knows.
 type view struct {
 	task       herd.Task
-	canceledAt time.Time // set when this server interrupted it
 	autonomous bool
 	asked      string // the bottom of the screen while the member is blocked on this task
 	// seen are state events of this task the caller received; see withSeen.
@@ -105,12 +87,12 @@ func msTime(ms int64) time.Time {
 func turns(t herd.Task) (trs []a2a.Transition, answers []a2a.Turn, reacted bool) {
 	for _, tr := range t.Transitions {
 		at := msTime(tr.AtMs)
-		if text, ok := strings.CutPrefix(tr.Note, answerNote); ok {
+		if text, ok := strings.CutPrefix(tr.Note, herd.NoteAnswered); ok {
 			answers = append(answers, a2a.Turn{Text: text, At: at})
 			reacted = false
 			continue
 		}
-		if text, ok := strings.CutPrefix(tr.Note, continuedNote); ok {
+		if text, ok := strings.CutPrefix(tr.Note, herd.NoteContinued); ok {
 			// A follow-up queued into the task: a user message of its history. The member's
 			// state is unchanged by it (the task keeps reading as it did).
 			answers = append(answers, a2a.Turn{Text: text, At: at})
@@ -142,7 +124,6 @@ func (v view) reacted() bool {
 //     input-required); a prompt typed into a busy member reads working. Authority stays empty:
 //     there is no reading of this turn yet.
 //   - Answers are the ledger's "answered" notes (the daemon clips their text to 200 runes).
-//   - A task this server interrupted is canceled, whatever the member did next.
 //   - A closed task is settled with its last state, or gone when its member stopped: its process
 //     exited during the task (the daemon closes it as done, noted "the process exited …") or
 //     it was killed or vanished (the ledger's reconcile). The note becomes Error.
@@ -179,8 +160,6 @@ func (v view) record() a2a.TaskRecord {
 	}
 
 	switch {
-	case !v.canceledAt.IsZero():
-		rec.Outcome, rec.EndedAt = a2a.OutcomeCanceled, v.canceledAt
 	case !t.Open && (t.State == taskCanceled || t.State == taskInterrupted):
 		// Canceled (tasks/cancel, kill, superseded) or interrupted: never completed.
 		rec.Outcome, rec.EndedAt = a2a.OutcomeCanceled, msTime(t.EndedMs)

@@ -18,9 +18,9 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
 	"github.com/mosh-dev/mosh/herd/herdd"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // The test binary doubles as the herd daemon (Connect runs `<exe> herd daemon --foreground`).

@@ -196,7 +196,7 @@ func TestModelThinkingAndReviewerEnvelope(t *testing.T) {
 		t.Fatalf("claude opus: %+v %v", p, err)
 	}
 	p, err = e.s.planSpawn(spawnIn{Prompt: "x", Kind: ptr("codex"), Thinking: ptr("high"), Model: ptr("gpt-5"), AgentArgs: []string{"--foo"}})
-	if err != nil || !slices.Equal(p.args, []string{"--model", "gpt-5", "-c", "model_reasoning_effort=high", "--foo"}) {
+	if err != nil || !slices.Equal(p.args, []string{"--model", "gpt-5", "-c", "model_reasoning_effort=high"}) {
 		t.Fatalf("codex: %+v %v", p, err)
 	}
 	p, err = e.s.planSpawn(spawnIn{Prompt: "x", Kind: ptr("pi"), Thinking: ptr("low")})
@@ -312,5 +312,56 @@ func TestRecordsSurviveRestartAndRetention(t *testing.T) {
 	st.prune(Retention{MaxTasks: 100, MaxAgeDays: 30})
 	if _, err := st.load(old.ID); !os.IsNotExist(err) {
 		t.Fatalf("a record past maxAgeDays survived: %v", err)
+	}
+}
+
+// An agent that shows a dialog before its task (Codex's hook-trust menu) is returned blocked with
+// nothing typed; once the host answers, the envelope is typed and the task runs to completion.
+func TestBootDialogThenEnvelope(t *testing.T) {
+	e := newEnv(t, "")
+	bin := filepath.Join(e.home, "bin")
+	script := "#!/bin/sh\nexec '" + filepath.Join(fakeDir, "fakeengine") + "' --style codex\n"
+	if err := os.WriteFile(filepath.Join(bin, "codex"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("FAKEENGINE_HOOK_TRUST", "1")
+	repo := e.repo()
+	var res AgentResult
+	e.ok("spawn_agent", map[string]any{"prompt": "Say hi from codex", "kind": "codex", "cwd": repo, "timeout_ms": 60000}, "AgentResult", &res)
+	if res.Status != statusBlocked || res.HerdTask != "" || res.NextAction != nextAnswer || !strings.Contains(res.Error, "dialog") {
+		t.Fatalf("boot dialog: %+v", res)
+	}
+	if ts, _ := e.c.Tasks(e.ctx, herdFilter(res.Agent.Name)); len(ts) != 0 {
+		t.Fatalf("something was typed into the dialog: %+v", ts)
+	}
+	var got AgentResult
+	e.ok("message_agent", map[string]any{"target": res.TaskID, "message": "2", "kind": "ANSWER", "wait": true, "timeout_ms": 60000}, "AgentResult", &got)
+	if got.Delivered.As != "answer" || got.Status != statusCompleted || got.HerdTask == "" || !strings.Contains(got.FinalMessage, "Say hi from codex") {
+		t.Fatalf("after the answer: %+v", got)
+	}
+	tk, _ := e.c.Task(e.ctx, got.HerdTask)
+	if !strings.Contains(tk.Text, "<agent-message") {
+		t.Fatalf("the record's task is not the envelope: %q", tk.Text)
+	}
+}
+
+// A message to a working owned agent waits in the member's queue; with wait it returns when that
+// queued turn (not the running one) ends.
+func TestMessageQueuedBehindARunningTurn(t *testing.T) {
+	e := newEnv(t, "")
+	t.Setenv("FAKEENGINE_SLOW", "2s")
+	repo := e.repo()
+	var res AgentResult
+	e.ok("spawn_agent", map[string]any{"prompt": "slow first", "kind": "claude", "cwd": repo, "wait": false}, "AgentResult", &res)
+	if _, err := e.c.Wait(e.ctx, []string{res.Agent.Name}, herd.WaitOptions{States: []string{herd.StateWorking}, Timeout: safety}); err != nil {
+		t.Fatal(err)
+	}
+	var got AgentResult
+	e.ok("message_agent", map[string]any{"target": res.TaskID, "message": "then this", "wait": true, "timeout_ms": 60000}, "AgentResult", &got)
+	if got.Delivered.As != "queued" || got.Status != statusCompleted || got.HerdTask == res.HerdTask || !strings.Contains(got.FinalMessage, "then this") {
+		t.Fatalf("queued message: %+v", got)
+	}
+	if first, _ := e.c.Task(e.ctx, res.HerdTask); first.Open {
+		t.Fatalf("the first turn is still open after the queued one ended: %+v", first)
 	}
 }

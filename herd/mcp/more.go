@@ -77,6 +77,9 @@ func (s *Server) message(ctx context.Context, in messageIn) (any, string, error)
 	if strings.TrimSpace(in.Message) == "" {
 		return nil, "", &paramError{tool: tool, param: "message", allowed: messageDef.allowed["message"], got: "an empty message"}
 	}
+	if err := herd.CheckPromptText(in.Message); err != nil {
+		return nil, "", &paramError{tool: tool, param: "message", allowed: "text (newlines and tabs are fine): " + err.Error()}
+	}
 	kind := "NOTE"
 	if in.Kind != nil {
 		switch *in.Kind {
@@ -123,8 +126,9 @@ func (s *Server) message(ctx context.Context, in messageIn) (any, string, error)
 	var res *AgentResult
 	if t.rec != nil {
 		r := t.rec
+		pending := envelopePending(r)
 		_ = s.store.update(r.ID, r, func(cur *record) {
-			if pr.Task != "" {
+			if pr.Task != "" && !pending {
 				cur.HerdTask = pr.Task // the follow-up turn is now the task's
 			}
 			if cur.Status != recClosed {
@@ -133,6 +137,15 @@ func (s *Server) message(ctx context.Context, in messageIn) (any, string, error)
 			}
 			cur.Error = ""
 		})
+		if pending {
+			// The agent was held by a dialog before its task: now that it is answered, type the
+			// envelope (once it reads idle; a new dialog leaves it blocked again).
+			_, _ = s.c.Wait(ctx, []string{t.name}, herd.WaitOptions{States: []string{herd.StateIdle, herd.StateDone, herd.StateWorking},
+				Timeout: min(time.Until(deadline), 30*time.Second)})
+			if _, err := s.typeEnvelope(ctx, r, deadline); err != nil {
+				_ = s.store.update(r.ID, r, func(cur *record) { cur.Status, cur.Error = statusFailed, err.Error() })
+			}
+		}
 		if boolOr(in.Wait, false) {
 			s.waitTask(ctx, r, deadline)
 		}
@@ -178,8 +191,9 @@ func (s *Server) interrupt(ctx context.Context, in interruptIn) (any, string, er
 	if t.member == nil || t.member.State == herd.StateGone {
 		return nil, "", fmt.Errorf("%s is gone: nothing to interrupt", t.name)
 	}
-	if err := s.interruptMember(ctx, t.rec.Kind, t.name); err != nil {
-		return nil, "", err
+	ir, err := s.c.Interrupt(ctx, t.name)
+	if err != nil {
+		return nil, "", fmt.Errorf("interrupting %s: %v", t.name, err)
 	}
 	r := t.rec
 	_ = s.store.update(r.ID, r, func(cur *record) {
@@ -188,6 +202,11 @@ func (s *Server) interrupt(ctx context.Context, in interruptIn) (any, string, er
 	})
 	s.slots.release(r.ID)
 	res := s.harvest(ctx, r)
+	keys := strings.Join(ir.Keys, " ")
+	if len(ir.Then) > 0 {
+		keys += ", then " + strings.Join(ir.Then, " ")
+	}
+	res.Evidence = append(res.Evidence, fmt.Sprintf("interrupt: sent %s; herd task %s closed %s", keys, orNone(ir.Task), orNone(ir.TaskState)))
 	return res, render(res), nil
 }
 

@@ -120,6 +120,12 @@ type Timings struct {
 // harvest builds the AgentResult of an owned record from the herd (member row, ledger task) and
 // the artifacts. It updates the record's status when it changed.
 func (s *Server) harvest(ctx context.Context, r *record) *AgentResult {
+	if ctx.Err() != nil {
+		// The caller gave up (the host canceled the call): the record still gets its status.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+	}
 	res := &AgentResult{SchemaVersion: 1, TaskID: r.ID, ClientTaskID: r.ClientTaskID, Owned: true, Role: r.Role,
 		Agent:    AgentInfo{Name: r.Name, Kind: r.Kind, Model: r.Model, Thinking: r.Thinking, Machine: r.Machine},
 		HerdTask: r.HerdTask, ArtifactDir: r.ArtifactDir, Worktree: r.Worktree, Cwd: r.WorkDir, Files: []string{}, Evidence: []string{}}

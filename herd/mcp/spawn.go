@@ -81,6 +81,9 @@ func (s *Server) planSpawn(in spawnIn) (*spawnPlan, error) {
 	if strings.TrimSpace(in.Prompt) == "" {
 		return nil, bad("prompt", "an empty or missing prompt")
 	}
+	if err := herd.CheckPromptText(in.Prompt); err != nil {
+		return nil, &paramError{tool: tool, param: "prompt", allowed: "text (newlines and tabs are fine): " + err.Error()}
+	}
 	p.role = "worker"
 	if in.Role != nil {
 		if *in.Role != "worker" && *in.Role != "reviewer" {
@@ -137,7 +140,6 @@ func (s *Server) planSpawn(in spawnIn) (*spawnPlan, error) {
 			p.args = append(p.args, strings.ReplaceAll(a, "{level}", p.thinking))
 		}
 	}
-	p.args = append(p.args, in.AgentArgs...)
 	if in.Name != nil {
 		if !herd.ValidName(*in.Name) {
 			return nil, bad("name", fmt.Sprintf("%q", *in.Name))
@@ -264,39 +266,19 @@ func (s *Server) spawn(ctx context.Context, in spawnIn) (any, string, error) {
 		}
 	}
 	_ = s.store.save(r)
-	if _, err := s.c.Start(ctx, herd.StartParams{Engine: p.kind, Name: p.name, Cwd: r.WorkDir, Agent: s.cfg.Autonomous && p.role == "worker", Args: p.args}); err != nil {
+	args := append([]string{}, p.args...)
+	for _, a := range p.eng.AddDirArgs {
+		args = append(args, strings.ReplaceAll(a, "{dir}", r.ArtifactDir))
+	}
+	args = append(args, p.in.AgentArgs...)
+	if _, err := s.c.Start(ctx, herd.StartParams{Engine: p.kind, Name: p.name, Cwd: r.WorkDir, Agent: s.cfg.Autonomous && p.role == "worker", Args: args}); err != nil {
 		return fail(fmt.Errorf("starting %s (kind %s) in %s: %v", p.name, p.kind, r.WorkDir, err))
 	}
-	// Boot: wait until the engine is at its prompt (or shows a dialog, which the host must see).
-	boot := min(time.Until(deadline), 2*time.Minute)
-	w, err := s.c.Wait(ctx, []string{p.name}, herd.WaitOptions{States: []string{herd.StateIdle, herd.StateDone, herd.StateBlocked}, Timeout: boot})
+	typed, err := s.typeEnvelope(ctx, r, deadline)
 	if err != nil {
-		if w != nil && w.Outcome == herd.OutcomeTimeout {
-			r.Status = recRunning
-			r.Error = fmt.Sprintf("the agent did not reach its prompt within %s; the envelope was not typed", boot.Round(time.Second))
-			_ = s.store.save(r)
-			s.watch(r)
-			res := s.harvest(ctx, r)
-			return res, render(res), nil
-		}
-		return fail(fmt.Errorf("%s did not start: %v", p.name, err))
+		return fail(err)
 	}
-	if len(w.Results) == 1 && w.Results[0].State == herd.StateBlocked {
-		r.Status = statusBlocked
-		r.Error = "the agent showed a dialog before the envelope could be typed (trust or login?): answer it, then message_agent the task"
-		_ = s.store.save(r)
-		res := s.harvest(ctx, r)
-		return res, render(res), nil
-	}
-	pr, err := s.c.Prompt(ctx, p.name, envelope(r), herd.PromptOptions{})
-	if err != nil {
-		return fail(fmt.Errorf("typing the task envelope into %s: %v", p.name, err))
-	}
-	r.HerdTask, r.Status, r.StartedMs = pr.Task, recRunning, time.Now().UnixMilli()
-	if err := s.store.save(r); err != nil {
-		return nil, "", err
-	}
-	if p.wait {
+	if typed && p.wait {
 		s.waitTask(ctx, r, deadline)
 	}
 	res := s.harvest(ctx, r)
@@ -306,8 +288,54 @@ func (s *Server) spawn(ctx context.Context, in spawnIn) (any, string, error) {
 	return res, render(res), nil
 }
 
+// typeEnvelope waits until the agent is at its prompt, then types the task envelope and records
+// its herd task. When the agent shows a dialog first (a trust or login question: blocked) or does
+// not reach its prompt in time (running), nothing is typed and the record says so; the envelope
+// is typed later, once the host answered (message_agent) or the agent got there (get_agent_result).
+func (s *Server) typeEnvelope(ctx context.Context, r *record, deadline time.Time) (bool, error) {
+	boot := min(time.Until(deadline), 2*time.Minute)
+	if boot < time.Second {
+		boot = time.Second
+	}
+	w, err := s.c.Wait(ctx, []string{r.Name}, herd.WaitOptions{States: []string{herd.StateIdle, herd.StateDone, herd.StateBlocked}, Timeout: boot})
+	if err != nil {
+		if w != nil && w.Outcome == herd.OutcomeTimeout {
+			return false, s.store.update(r.ID, r, func(cur *record) {
+				cur.Status = recRunning
+				cur.Error = fmt.Sprintf("the agent did not reach its prompt within %s; the envelope is typed once it does (get_agent_result)", boot.Round(time.Second))
+			})
+		}
+		return false, fmt.Errorf("%s did not start: %v", r.Name, err)
+	}
+	if len(w.Results) == 1 && w.Results[0].State == herd.StateBlocked {
+		return false, s.store.update(r.ID, r, func(cur *record) {
+			cur.Status = statusBlocked
+			cur.Error = "the agent shows a dialog before its task (a trust or login question): ask the user, answer with message_agent kind ANSWER; the envelope is typed after"
+		})
+	}
+	pr, err := s.c.Prompt(ctx, r.Name, envelope(r), herd.PromptOptions{})
+	if err != nil {
+		return false, fmt.Errorf("typing the task envelope into %s: %v", r.Name, err)
+	}
+	return true, s.store.update(r.ID, r, func(cur *record) {
+		cur.HerdTask, cur.Status, cur.StartedMs, cur.Error = pr.Task, recRunning, time.Now().UnixMilli(), ""
+	})
+}
+
+// envelopePending: the record's agent started but its envelope was never typed.
+func envelopePending(r *record) bool {
+	return r.HerdTask == "" && (r.Status == recRunning || r.Status == statusBlocked)
+}
+
 // resultOf is get_agent_result on an owned record: wait (when asked and running) then harvest.
 func (s *Server) resultOf(ctx context.Context, r *record, wait bool, deadline time.Time) (any, string, error) {
+	if envelopePending(r) {
+		if m := s.member(ctx, r.Name); m != nil && (m.State == herd.StateIdle || m.State == herd.StateDone) {
+			if _, err := s.typeEnvelope(ctx, r, deadline); err != nil {
+				_ = s.store.update(r.ID, r, func(cur *record) { cur.Status, cur.Error = statusFailed, err.Error() })
+			}
+		}
+	}
 	if wait {
 		s.waitTask(ctx, r, deadline)
 	}
@@ -316,7 +344,9 @@ func (s *Server) resultOf(ctx context.Context, r *record, wait bool, deadline ti
 }
 
 // waitTask waits until the record's herd task settles (closed, or blocked) or the member goes,
-// event-driven (a subscription), bounded by deadline.
+// bounded by deadline. It subscribes to the member's events, reads the task once, then lets the
+// events decide (an event names the task it was recorded against and whether it closed it): a
+// read of an open task while its end is being recorded would be reconciled as gone.
 func (s *Server) waitTask(ctx context.Context, r *record, deadline time.Time) {
 	if r.HerdTask == "" {
 		return
@@ -328,15 +358,26 @@ func (s *Server) waitTask(ctx context.Context, r *record, deadline time.Time) {
 		return
 	}
 	defer sub.Close()
+	t, err := s.c.Task(ctx, r.HerdTask)
+	if err != nil || !t.Open || t.State == herd.StateBlocked {
+		return
+	}
 	for {
-		t, err := s.c.Task(ctx, r.HerdTask)
-		if err != nil || !t.Open || t.State == herd.StateBlocked {
-			return
-		}
 		select {
-		case _, ok := <-sub.Events():
+		case ev, ok := <-sub.Events():
 			if !ok {
 				return
+			}
+			switch {
+			case ev.Type == herd.EventRemoved || ev.State == herd.StateGone:
+				return
+			case ev.Task == r.HerdTask && (ev.TaskEnded || ev.State == herd.StateBlocked):
+				return
+			case ev.Task != "" && ev.Task != r.HerdTask && ev.TaskEnded:
+				// Another task ended: ours may be queued behind it, or was closed (superseded).
+				if t, err := s.c.Task(ctx, r.HerdTask); err != nil || !t.Open {
+					return
+				}
 			}
 		case <-ctx.Done():
 			return

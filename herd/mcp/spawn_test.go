@@ -16,7 +16,8 @@ func TestSpawnGetResultList(t *testing.T) {
 	e.startForeign("other")
 
 	var res AgentResult
-	text := e.ok("spawn_agent", map[string]any{"prompt": "Add a greeting file\nWrite hello.txt with one line.", "kind": "claude", "cwd": repo, "timeout_ms": 60000}, "AgentResult", &res)
+	text := e.ok("spawn_agent", map[string]any{"prompt": "Add a greeting file\nWrite hello.txt with one line.", "kind": "claude", "cwd": repo, "timeout_ms": 60000,
+		"agent_args": []string{"--verbose"}}, "AgentResult", &res)
 	if res.Status != statusCompleted || res.NextAction != nextReview || !res.Owned || res.Role != "worker" {
 		t.Fatalf("spawn result %+v\n%s", res, text)
 	}
@@ -31,6 +32,10 @@ func TestSpawnGetResultList(t *testing.T) {
 	}
 	if !strings.Contains(text, "[completed]") || !strings.Contains(text, "Final message:") {
 		t.Fatalf("model-facing text:\n%s", text)
+	}
+	// The engine got access to the artifact directory (the engines table's addDirArgs).
+	if m := e.member(res.Agent.Name); m == nil || !strings.Contains(strings.Join(m.Args, " "), "--add-dir "+res.ArtifactDir+" --verbose") {
+		t.Fatalf("member args %+v", m)
 	}
 	// The record is on disk, private, and says completed.
 	fi, err := os.Stat(filepath.Join(e.home, "mcp", "runs", res.TaskID, "task.json"))

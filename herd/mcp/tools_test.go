@@ -244,6 +244,18 @@ func TestSpawnGates(t *testing.T) {
 	if _, _, err = s3.spawn(e.ctx, spawnIn{Prompt: "x", Kind: ptr("claude"), Cwd: ptr(allowed)}); err == nil || !strings.Contains(err.Error(), `"enabled": false`) {
 		t.Fatalf("disabled: %v", err)
 	}
+	// isolated outside a repository: the record says why, and no member was started.
+	var nr AgentResult
+	e.ok("spawn_agent", map[string]any{"prompt": "x", "kind": "claude", "cwd": e.home, "isolated": true}, "AgentResult", &nr)
+	if nr.Status != statusFailed || !strings.Contains(nr.Error, "isolated needs cwd inside a git repository") || nr.Agent.Alive {
+		t.Fatalf("isolated outside a repo: %+v", nr)
+	}
+	if rec, err := e.s.store.load(nr.TaskID); err != nil || rec.Status != statusFailed || rec.Error != nr.Error {
+		t.Fatalf("the failed spawn left no record: %+v %v", rec, err)
+	}
+	if ms, _ := e.c.List(e.ctx); len(ms) != 0 {
+		t.Fatalf("a failed spawn started %d members", len(ms))
+	}
 	msg := e.fails("spawn_agent", map[string]any{"prompt": "x", "kind": "claude", "machine": "builder"})
 	if !strings.Contains(msg, "not supported") || !strings.Contains(msg, "remote add") {
 		t.Fatalf("remote spawn: %s", msg)
@@ -277,6 +289,8 @@ func TestBadParameters(t *testing.T) {
 		{"spawn_agent", map[string]any{"prompt": "x", "kind": "codex", "thinking": "max"}, "thinking", "low, medium, high, xhigh"},
 		{"spawn_agent", map[string]any{"prompt": "x", "kind": "shell", "model": "big"}, "model", "takes no model"},
 		{"spawn_agent", map[string]any{"kind": "claude"}, "prompt", "a non-empty string"},
+		{"spawn_agent", map[string]any{"prompt": "stop\x03now"}, "prompt", "control character"},
+		{"message_agent", map[string]any{"target": "x", "message": "a\x1bb"}, "message", "control character"},
 		{"spawn_agent", map[string]any{"prompt": "x", "colour": "red"}, "colour", "unknown parameter"},
 		{"spawn_agent", map[string]any{"prompt": "x", "agent_args": []any{1}}, "agent_args", "an array of strings"},
 		{"spawn_agent", map[string]any{"prompt": "x", "wait": "yes"}, "wait", "a boolean"},

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/mosh-dev/mosh/a2a"
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd/vocab"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 func (c *Conn) probeA2A(ctx context.Context) (Info, error) {

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/mosh-dev/mosh/a2a"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
+	"github.com/mosh-dev/mosh/exitcode"
 )
 
 // Kinds of remote.

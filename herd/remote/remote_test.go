@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd/remote"
 	"github.com/mosh-dev/mosh/herd/remote/remotetest"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 func dial(t testing.TB, cfg remote.Config) *remote.Conn {

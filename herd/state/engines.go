@@ -108,6 +108,9 @@ type Engine struct {
 	// ThinkingArgs = the engine takes no thinking level.
 	ThinkingArgs   []string `json:"thinkingArgs,omitempty"`
 	ThinkingLevels []string `json:"thinkingLevels,omitempty"`
+	// AddDirArgs give the engine access to a directory outside its cwd ("{dir}" is replaced):
+	// `herd mcp` adds the task's artifact directory, where the agent writes result.md.
+	AddDirArgs []string `json:"addDirArgs,omitempty"`
 
 	compiled []*compiledRule
 	prompt   *regexpT

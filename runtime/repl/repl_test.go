@@ -10,8 +10,8 @@ import (
 
 	"github.com/dop251/goja"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/runtime"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // runLines runs a REPL on piped input and returns stdout, stderr and the error.

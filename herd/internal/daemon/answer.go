@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // awaitQuestion holds an answer (prompt --answer, send-keys) to a blocked member until the
@@ -20,9 +20,11 @@ import (
 // shell, a script) whose screen does not show the question: no hook runs ahead of its screen,
 // and it has no menu to wait for, only the state someone reported.
 func (d *daemon) awaitQuestion(ctx context.Context, m *member, verb string) error {
-	if m.remote != nil {
-		return nil
-	}
+	return m.kind.awaitQuestion(ctx, verb)
+}
+
+func (p ptyMember) awaitQuestion(ctx context.Context, verb string) error {
+	d, m := p.d, p.member
 	start := time.Now()
 	deadline := start.Add(m.spec.menuWait())
 	d.bus.mu.Lock()
@@ -60,7 +62,7 @@ func (d *daemon) awaitQuestion(ctx context.Context, m *member, verb string) erro
 			return nil
 		}
 		select {
-		case <-sub.wake:
+		case <-sub.wake():
 			if _, ended := sub.take(); ended {
 				return exitcode.New(exitcode.Infra, "%s to %s: the daemon stopped following the member's screen; nothing was typed", verb, m.name)
 			}

@@ -2,10 +2,10 @@ package daemon
 
 import (
 	"encoding/json"
-	"sync"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
+	"github.com/mosh-dev/mosh/internal/queue"
 )
 
 // attachQueueLimit bounds output queued for an attached client that stopped reading; past it the
@@ -17,38 +17,25 @@ type outFrame struct {
 	payload []byte
 }
 
-// attachment is one attached client of a member.
+// attachment is one attached client of a member: the frames not yet written to it. The queue
+// closes after the last frame (exit, overflow, detach); bytes, the payload bytes queued, is
+// guarded by the queue's lock.
 type attachment struct {
-	mu     sync.Mutex
-	queue  []outFrame
-	bytes  int
-	wake   chan struct{}
-	closed bool // no more frames after the queue (exit, overflow, detach)
+	q     queue.Q[outFrame]
+	bytes int
 }
 
-func newAttachment() *attachment { return &attachment{wake: make(chan struct{}, 1)} }
+func newAttachment() *attachment { return &attachment{} }
 
 func (a *attachment) push(f outFrame) {
-	a.mu.Lock()
-	if a.closed {
-		a.mu.Unlock()
-		return
-	}
-	if a.bytes+len(f.payload) > attachQueueLimit {
-		a.queue = append(a.queue[:0], outFrame{typ: herd.FrameClose})
-		a.closed = true
-	} else {
-		a.queue = append(a.queue, f)
-		a.bytes += len(f.payload)
-		if f.typ != herd.FrameData {
-			a.closed = true
+	a.q.Update(func(q []outFrame) ([]outFrame, bool) {
+		if a.bytes+len(f.payload) > attachQueueLimit {
+			// The client reads too slowly: it gets a close instead of the backlog.
+			return append(q[:0], outFrame{typ: herd.FrameClose}), true
 		}
-	}
-	a.mu.Unlock()
-	select {
-	case a.wake <- struct{}{}:
-	default:
-	}
+		a.bytes += len(f.payload)
+		return append(q, f), f.typ != herd.FrameData
+	})
 }
 
 // output queues a copy of member output (called with the member's mu held, must not block).
@@ -66,12 +53,7 @@ func (a *attachment) detach() {
 }
 
 func (a *attachment) take() ([]outFrame, bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	q := a.queue
-	a.queue = nil
-	a.bytes = 0
-	return q, a.closed
+	return a.q.TakeWith(func() { a.bytes = 0 })
 }
 
 // attach serves an attach request: a JSON response, then frames both ways (PROTOCOL.md).
@@ -94,8 +76,8 @@ func (sc *serverConn) attach(req serverRequest) {
 		fail(err)
 		return
 	}
-	if m.remote != nil {
-		fail(notATerminal(m, "attach"))
+	if _, err := m.kind.terminal("attach"); err != nil {
+		fail(err)
 		return
 	}
 	if p.Cols > 0 && p.Rows > 0 {
@@ -145,7 +127,7 @@ func (sc *serverConn) attach(req serverRequest) {
 				continue
 			}
 			select {
-			case <-a.wake:
+			case <-a.q.Wake():
 			case <-sc.ctx.Done():
 				return
 			}

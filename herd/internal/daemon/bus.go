@@ -1,9 +1,11 @@
 package daemon
 
 import (
+	"errors"
 	"sync"
 
 	"github.com/mosh-dev/mosh/herd"
+	"github.com/mosh-dev/mosh/internal/queue"
 )
 
 // eventSettle is internal: a member's screen settled (no state change). prompt --wait uses it; it
@@ -40,16 +42,17 @@ type busSub struct {
 	names    map[string]bool // nil: every member
 	internal bool            // also receives settle events
 
-	mu       sync.Mutex
-	queue    []herd.Event
-	wake     chan struct{}
-	ended    bool
-	overflow bool
+	// q holds the events not yet taken; it closes when the subscription ends, with
+	// errSubOverflow when the subscriber fell more than subQueueLimit events behind.
+	q queue.Q[herd.Event]
 }
+
+// errSubOverflow ends a subscription whose reader fell more than subQueueLimit events behind.
+var errSubOverflow = errors.New("the subscriber fell too far behind")
 
 // subscribeLocked registers a subscriber; the caller holds b.mu.
 func (b *bus) subscribeLocked(names []string, internal bool) *busSub {
-	s := &busSub{internal: internal, wake: make(chan struct{}, 1)}
+	s := &busSub{internal: internal}
 	if len(names) > 0 {
 		s.names = map[string]bool{}
 		for _, n := range names {
@@ -98,40 +101,18 @@ func (b *bus) lastSeq() uint64 {
 	return b.seq
 }
 
-func (s *busSub) push(e herd.Event) {
-	s.mu.Lock()
-	if s.ended {
-		s.mu.Unlock()
-		return
-	}
-	if len(s.queue) >= subQueueLimit {
-		s.overflow, s.ended = true, true
-		s.queue = nil
-	} else {
-		s.queue = append(s.queue, e)
-	}
-	s.mu.Unlock()
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-}
+func (s *busSub) push(e herd.Event) { s.q.PushMax(e, subQueueLimit, errSubOverflow) }
 
-func (s *busSub) end() {
-	s.mu.Lock()
-	s.ended = true
-	s.mu.Unlock()
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-}
+func (s *busSub) end() { s.q.Close(nil) }
 
 // take returns the queued events, and whether the subscription ended (after the queue drained).
 func (s *busSub) take() ([]herd.Event, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	q := s.queue
-	s.queue = nil
-	return q, s.ended && len(q) == 0
+	q, closed := s.q.Take()
+	return q, closed && len(q) == 0
 }
+
+// wake receives when events were queued or the subscription ended.
+func (s *busSub) wake() <-chan struct{} { return s.q.Wake() }
+
+// overflowed says whether the subscription ended because its reader fell too far behind.
+func (s *busSub) overflowed() bool { return errors.Is(s.q.Err(), errSubOverflow) }

@@ -19,9 +19,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
 	"github.com/mosh-dev/mosh/ledger"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // serveSeams are what a test that runs the daemon in its own process may observe. The mosh

@@ -84,20 +84,12 @@ func (d *daemon) doctor() *herd.DoctorResult {
 	now := time.Now()
 	var unreachable []string
 	for _, m := range ms {
-		if m.remote != nil {
-			d.bus.mu.Lock()
-			if m.reading.State == herd.StateUnknown && m.remote.lastErr != "" {
-				unreachable = append(unreachable, m.name+": "+m.remote.lastErr)
-			}
-			d.bus.mu.Unlock()
-			continue
-		}
-		_, _, hook := m.trk.Readings(now)
-		d.bus.mu.Lock()
-		exited := m.exited
-		d.bus.mu.Unlock()
-		if hook != nil && exited {
+		isStale, unanswered := m.kind.doctorNote(now)
+		if isStale {
 			stale = append(stale, m.name)
+		}
+		if unanswered != "" {
+			unreachable = append(unreachable, m.name+": "+unanswered)
 		}
 	}
 	if len(stale) > 0 {

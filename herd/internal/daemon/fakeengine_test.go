@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 var (

@@ -20,7 +20,7 @@ import (
 	"github.com/mosh-dev/mosh/herd"
 	"github.com/mosh-dev/mosh/herd/reportreq"
 
-	"github.com/mosh-dev/mosh/runtime/exitcode"
+	"github.com/mosh-dev/mosh/exitcode"
 )
 
 // askScript is a tiny interactive program: an idle prompt, and after each line a [y/n]

@@ -3,7 +3,7 @@ package daemon
 import (
 	"strings"
 
-	"github.com/mosh-dev/mosh/runtime/exitcode"
+	"github.com/mosh-dev/mosh/exitcode"
 )
 
 // namedKeys maps tmux-style key names to the bytes a terminal sends. Names are matched

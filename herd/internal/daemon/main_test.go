@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // The test binary doubles as the daemon (Connect runs `<exe> herd daemon --foreground`) and as

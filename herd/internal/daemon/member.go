@@ -15,8 +15,8 @@ import (
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd/screen"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 const (
@@ -62,7 +62,11 @@ type member struct {
 	autonomous bool
 	created    time.Time
 
-	// remote is set for a remote member (remote.go), which has no process, pty, screen or tracker.
+	// kind is what the member is: a process on a pty here (ptyMember) or an agent reached over
+	// the network (remoteMember). The daemon's verbs call it, never branch on it (kind.go).
+	kind memberKind
+	// remote is the link of a remote member (remote.go), which has no process, pty, screen or
+	// tracker; only the remote member's own code (remote.go) reads it.
 	remote *remoteLink
 
 	cmd  *exec.Cmd
@@ -157,6 +161,7 @@ func (d *daemon) startMember(ls launchSpec) (*member, error) {
 		attached: map[*attachment]struct{}{}, readDone: make(chan struct{}), exitDone: make(chan struct{}), queueWake: make(chan struct{}, 1),
 		reading: herd.Reading{State: herd.StateUnknown, Authority: herd.AuthorityScreen},
 	}
+	m.kind = ptyMember{m}
 	m.trk = d.engines.NewTracker(ls.engine, func() { d.refresh(m, false) })
 	m.scr = screen.New(cols, rows, screen.Options{History: herd.HistoryLines, OnReply: m.writeReply, OnSettled: m.onSettled, OnRest: d.releaseMemoryAtRest})
 
@@ -386,12 +391,12 @@ func (m *member) attachedCount() int {
 	return len(m.attached)
 }
 
+// terminate ends the member (its process, or the link to a remote).
+func (m *member) terminate() { m.kind.terminate() }
+
 // terminate ends the process group: SIGHUP+SIGTERM, then SIGKILL after killGrace.
-func (m *member) terminate() {
-	if m.remote != nil {
-		m.stopRemote()
-		return
-	}
+func (p ptyMember) terminate() {
+	m := p.member
 	select {
 	case <-m.exitDone:
 		return

@@ -15,9 +15,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
 	"github.com/mosh-dev/mosh/ledger"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 type handler func(ctx context.Context, sc *serverConn, params json.RawMessage) (any, error)
@@ -58,6 +58,7 @@ var handlers = map[string]handler{
 	herd.MethodLog:          hLog,
 	herd.MethodStats:        hStats,
 	herd.MethodCancelTask:   hCancelTask,
+	herd.MethodInterrupt:    hInterrupt,
 }
 
 // ---- launch ----
@@ -266,15 +267,10 @@ func hStart(ctx context.Context, sc *serverConn, params json.RawMessage) (any, e
 // ---- roster ----
 
 // row renders a member as a ps row.
-func (d *daemon) row(m *member) *herd.Member {
-	if m.remote != nil {
-		now := time.Now()
-		d.bus.mu.Lock()
-		defer d.bus.mu.Unlock()
-		return &herd.Member{Name: m.name, Engine: m.engine, Kind: herd.KindRemote, State: m.reading.State, BlockedOn: m.reading.BlockedOn,
-			Authority: m.reading.Authority, AgeMs: now.Sub(m.created).Milliseconds(), CreatedMs: m.created.UnixMilli(), Alive: true,
-			Substrate: herd.KindRemote, Remote: m.remoteInfoLocked(now)}
-	}
+func (d *daemon) row(m *member) *herd.Member { return m.kind.row() }
+
+func (p ptyMember) row() *herd.Member {
+	d, m := p.d, p.member
 	cols, rows := m.size()
 	d.bus.mu.Lock()
 	r := &herd.Member{
@@ -361,11 +357,8 @@ func hPrompt(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 	if p.Continue != "" && (p.Answer || p.Now) {
 		return nil, exitcode.New(exitcode.Usage, "continue queues a follow-up into a running task: it does not go with answer or now")
 	}
-	if m.remote != nil {
-		if p.Continue != "" {
-			return nil, exitcode.New(exitcode.Usage, "%s is a remote member: a follow-up into its running task is not supported; send a new prompt", m.name)
-		}
-		d.learnToken(m, p.Token) // a queued prompt is sent later with it
+	if err := m.kind.acceptPrompt(p); err != nil {
+		return nil, err
 	}
 	// Subscribe before typing so the reaction to this prompt cannot be missed. The decision to
 	// queue or type is taken under the state lock, so parallel prompts line up in one queue.
@@ -382,10 +375,7 @@ func hPrompt(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 		if kind == "" {
 			kind = "blocked"
 		}
-		if m.remote != nil {
-			return nil, exitcode.New(exitcode.Usage, "%s is blocked (%s: the remote asks for input) — see its question with `mosh herd read %s`, answer with `mosh herd prompt %s TEXT --answer`", m.name, kind, m.name, m.name)
-		}
-		return nil, exitcode.New(exitcode.Usage, "%s is blocked (%s) — answer with `mosh herd send-keys %s 1` or pass --answer (without --now the prompt waits in its queue)", m.name, kind, m.name)
+		return nil, m.kind.blockedRefusal(kind)
 	}
 	if p.Continue != "" {
 		if m.task == nil || m.task.id != p.Continue {
@@ -413,17 +403,8 @@ func hPrompt(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 		if res, err = d.enqueuePrompt(m, qp, cur); err != nil {
 			return nil, err
 		}
-	case m.remote != nil:
-		// A remote member takes the prompt over the network (remote.go); the task is minted
-		// first there too.
-		task, err := d.promptRemote(m, p, cur)
-		d.doneTyping(m)
-		res.Task = task
-		if err != nil {
-			return nil, err
-		}
 	default:
-		task, err := d.typeNow(m, p.Text, cur, p.Answer)
+		task, err := m.kind.promptNow(p, cur)
 		res.Task = task
 		if err != nil {
 			return nil, err
@@ -480,8 +461,9 @@ func hSendKeys(ctx context.Context, sc *serverConn, params json.RawMessage) (any
 	if err != nil {
 		return nil, err
 	}
-	if m.remote != nil {
-		return nil, notATerminal(m, "send-keys")
+	term, err := m.kind.terminal("send-keys")
+	if err != nil {
+		return nil, err
 	}
 	// An answer waits for the question on screen (answer.go); an interrupt (C-c alone) is not an
 	// answer and goes at once, as does anything with now.
@@ -491,7 +473,7 @@ func hSendKeys(ctx context.Context, sc *serverConn, params json.RawMessage) (any
 		}
 	}
 	sc.d.noteKeys(m, p.Keys)
-	n, err := m.writePresses(ctx, presses)
+	n, err := term.writePresses(ctx, presses)
 	if err != nil {
 		return nil, err
 	}
@@ -507,19 +489,21 @@ func hRead(ctx context.Context, sc *serverConn, params json.RawMessage) (any, er
 	if err != nil {
 		return nil, err
 	}
-	if m.remote != nil {
-		return sc.d.readRemote(m), nil
-	}
 	n := p.Lines
 	if n <= 0 {
 		n = herd.DefaultReadLines
 	}
+	return m.kind.read(n), nil
+}
+
+func (p ptyMember) read(n int) herd.ReadResult {
+	m := p.member
 	snap := m.scr.Snapshot()
 	r := herd.ReadResult{Name: m.name, Screen: m.scr.Text(n), AltScreen: snap.AltScreen, Title: snap.Title}
-	sc.d.bus.mu.Lock()
+	m.d.bus.mu.Lock()
 	r.State, r.BlockedOn, r.Authority = m.reading.State, m.reading.BlockedOn, m.reading.Authority
-	sc.d.bus.mu.Unlock()
-	return r, nil
+	m.d.bus.mu.Unlock()
+	return r
 }
 
 func hResize(ctx context.Context, sc *serverConn, params json.RawMessage) (any, error) {
@@ -531,14 +515,15 @@ func hResize(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 	if err != nil {
 		return nil, err
 	}
-	if m.remote != nil {
-		return nil, notATerminal(m, "resize")
+	term, err := m.kind.terminal("resize")
+	if err != nil {
+		return nil, err
 	}
 	if p.Cols <= 0 || p.Rows <= 0 {
 		return nil, exitcode.New(exitcode.Usage, "resize needs cols and rows above 0")
 	}
-	m.resize(p.Cols, p.Rows)
-	cols, rows := m.size()
+	term.resize(p.Cols, p.Rows)
+	cols, rows := term.size()
 	return herd.AttachResult{Name: m.name, Cols: cols, Rows: rows}, nil
 }
 
@@ -625,20 +610,16 @@ func hKill(ctx context.Context, sc *serverConn, params json.RawMessage) (any, er
 			continue
 		}
 		switch {
-		case live && m.remote != nil:
-			// A remote member is not ours to end: its open task is canceled, its registration
-			// stays until `mosh herd remote remove`.
-			if _, err := d.cancelRemote(m); err != nil {
+		case live:
+			canceled, err := m.kind.kill()
+			if err != nil {
 				return nil, err
 			}
-			res.Canceled = append(res.Canceled, n)
-		case live:
-			d.bus.mu.Lock()
-			m.killing = true
-			d.bus.mu.Unlock()
-			m.terminate()
-			d.forget(n)
-			res.Killed = append(res.Killed, n)
+			if canceled {
+				res.Canceled = append(res.Canceled, n)
+			} else {
+				res.Killed = append(res.Killed, n)
+			}
 		case old:
 			if pid := orphanPid(row, d.dir); pid > 0 {
 				endOrphan(pid)
@@ -817,8 +798,8 @@ func hReport(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 	if err != nil {
 		return nil, err
 	}
-	if m.remote != nil {
-		return nil, exitcode.New(exitcode.Usage, "%s is a remote member: its state is the remote's own claim, not a hook report's", m.name)
+	if err := m.kind.acceptReport(); err != nil {
+		return nil, err
 	}
 	// A nested engine's hooks (or an earlier launch's orphan) report under the same name: not
 	// this member's state, and not its task's end (reporter.go).
@@ -906,12 +887,14 @@ func hExplain(ctx context.Context, sc *serverConn, params json.RawMessage) (any,
 		return nil, err
 	}
 	r := herd.ExplainResult{Name: m.name, Engine: m.engine}
-	if m.remote != nil {
-		sc.d.explainRemote(m, &r)
-		return r, nil
-	}
-	m.trk.Explain(time.Now(), &r)
-	sc.d.bus.mu.Lock()
+	m.kind.explain(&r)
+	return r, nil
+}
+
+func (p ptyMember) explain(r *herd.ExplainResult) {
+	d, m := p.d, p.member
+	m.trk.Explain(time.Now(), r)
+	d.bus.mu.Lock()
 	r.State, r.BlockedOn, r.Authority = m.reading.State, m.reading.BlockedOn, m.reading.Authority
 	r.IgnoredReports = append([]herd.IgnoredReport(nil), m.ignored...)
 	if m.exited {
@@ -920,7 +903,7 @@ func hExplain(ctx context.Context, sc *serverConn, params json.RawMessage) (any,
 		r.Decided = fmt.Sprintf("the process exited with code %d", m.exitCode)
 		r.ReasonCode, r.RuleSource = herd.ReasonRuntimeExit, ""
 	}
-	sc.d.bus.mu.Unlock()
+	d.bus.mu.Unlock()
 	snap := m.scr.Snapshot()
 	r.Title = snap.Title
 	for _, l := range snap.Lines {
@@ -931,7 +914,6 @@ func hExplain(ctx context.Context, sc *serverConn, params json.RawMessage) (any,
 	if len(r.Bottom) > 12 {
 		r.Bottom = r.Bottom[len(r.Bottom)-12:]
 	}
-	return r, nil
 }
 
 func hDoctor(ctx context.Context, sc *serverConn, _ json.RawMessage) (any, error) {
@@ -984,10 +966,7 @@ func (sc *serverConn) pumpEvents(id string, sub *busSub) {
 			}
 		}
 		if ended {
-			sub.mu.Lock()
-			over := sub.overflow
-			sub.mu.Unlock()
-			if over {
+			if sub.overflowed() {
 				_ = sc.notify(herd.NotifySubscriptionEnded, map[string]string{"subscription": id, "reason": "the client read too slowly and more than 65536 events queued: resubscribe"})
 			}
 			return
@@ -996,7 +975,7 @@ func (sc *serverConn) pumpEvents(id string, sub *busSub) {
 			continue
 		}
 		select {
-		case <-sub.wake:
+		case <-sub.wake():
 		case <-sc.ctx.Done():
 			return
 		}
@@ -1016,10 +995,4 @@ func hUnsubscribe(ctx context.Context, sc *serverConn, params json.RawMessage) (
 		sc.d.bus.unsubscribe(sub)
 	}
 	return map[string]bool{"ok": sub != nil}, nil
-}
-
-// notATerminal refuses a terminal-level verb on a remote member, naming what works instead.
-func notATerminal(m *member, verb string) error {
-	return exitcode.New(exitcode.Usage, "%s is a remote member (%s %s): it has no terminal for %s; use `mosh herd prompt %s TEXT`",
-		m.name, m.remote.kind, m.remote.url, verb, m.name)
 }

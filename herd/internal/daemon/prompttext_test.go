@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // The daemon refuses a prompt with control characters before anything is typed or recorded,

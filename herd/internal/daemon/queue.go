@@ -6,9 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
 	"github.com/mosh-dev/mosh/ledger"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // The prompt queue: each member has a FIFO of submitted prompts. A prompt to a member that is
@@ -98,7 +98,7 @@ func (d *daemon) enqueuePrompt(m *member, qp *queuedPrompt, cur herd.Reading) (h
 	if qp.cont {
 		// The follow-up is part of the running task: recorded on it now (a "continued" note, so
 		// the task's history lists it), typed when the member is next at rest.
-		tr := ledger.Transition{At: now, State: cur.State, Kind: cur.BlockedOn, Authority: cur.Authority, Note: continuedNote + clip(qp.text, 200)}
+		tr := ledger.Transition{At: now, State: cur.State, Kind: cur.BlockedOn, Authority: cur.Authority, Note: herd.NoteContinued + clip(qp.text, 200)}
 		var err error
 		d.lw.do(m.name, func() { _, err = d.tasks.RecordTransition(m.name, tr) })
 		if err != nil {
@@ -136,17 +136,10 @@ func (d *daemon) enqueuePrompt(m *member, qp *queuedPrompt, cur herd.Reading) (h
 	return res, nil
 }
 
-// continuedNote prefixes the note of the transition recorded when a follow-up joins a running
-// task (an A2A message/send carrying that task's id).
-const continuedNote = "continued: "
-
 // pumpQueue types the member's queued prompts, one at a time, each when the member reads idle or
 // done. It sleeps until woken (a state change, a mint completed, a prompt typed).
 func (d *daemon) pumpQueue(m *member) {
-	var stop <-chan struct{} = m.exitDone
-	if m.remote != nil {
-		stop = m.remote.ctx.Done() // removed, or the daemon is stopping
-	}
+	stop := m.kind.stopped()
 	for {
 		select {
 		case <-m.queueWake:
@@ -196,17 +189,11 @@ func (d *daemon) doneTyping(m *member) {
 // continuation), clears leftover input, types the text and claims working.
 func (d *daemon) typeQueued(m *member, qp *queuedPrompt) {
 	defer d.doneTyping(m)
-	if m.remote != nil {
-		// A remote member has no terminal: the queued task starts and its text is sent.
-		if err := d.startQueued(m, qp, nil, 0); err != nil {
-			d.logger.Printf("queue: %s: cannot start %s: %v", m.name, qp.id, err)
-			return
-		}
-		if err := d.sendRemote(m, qp.id, qp.text, ""); err != nil {
-			d.logger.Printf("queue: %s: %s: %v", m.name, qp.id, err)
-		}
-		return
-	}
+	m.kind.typeQueued(qp)
+}
+
+func (p ptyMember) typeQueued(qp *queuedPrompt) {
+	d, m := p.d, p.member
 	baseLines, base := m.scr.Snapshot().Lines, m.scr.HistoryLen()
 	if qp.cont {
 		d.bus.mu.Lock()
@@ -343,7 +330,8 @@ func (d *daemon) closeQueuedLocked(m *member, ids []string, state, note string) 
 }
 
 // cancelTask cancels one task by id: a queued task is removed untyped; the running task of a
-// member is closed canceled (the caller interrupts the turn). Exit 3 when no member has it open.
+// member is closed canceled (cancelAndInterrupt then interrupts the turn). Exit 3 when no member
+// has it open.
 func (d *daemon) cancelTask(id string) (herd.CancelTaskResult, error) {
 	d.mu.Lock()
 	ms := make([]*member, 0, len(d.members))
@@ -364,24 +352,7 @@ func (d *daemon) cancelTask(id string) (herd.CancelTaskResult, error) {
 			}
 		}
 		if t := m.task; t != nil && t.id == id {
-			m.task = nil
-			// Its continuations go with it.
-			kept := m.queue[:0]
-			for _, q := range m.queue {
-				if !(q.cont && q.id == id) {
-					kept = append(kept, q)
-				}
-			}
-			m.queue = kept
-			art := d.artifactLocked(m, t)
-			m.lastClosed = &closedTask{id: id, hook: true}
-			end := ledger.Transition{At: now, State: ledger.StateCanceled, Authority: herd.AuthorityRuntime, Note: "canceled"}
-			d.lw.post(m.name, func() {
-				if err := d.tasks.CloseTask(id, end, art); err != nil {
-					d.logger.Printf("ledger: close %s: %v", id, err)
-				}
-			})
-			d.bus.emitLocked(herd.Event{Type: eventTaskEnd, Name: m.name, State: m.reading.State, Task: id, TaskEnded: true, TaskState: ledger.StateCanceled, AtMs: now.UnixMilli()})
+			d.closeRunningLocked(m, t, ledger.StateCanceled, "canceled", now)
 			d.bus.mu.Unlock()
 			m.wakeQueue()
 			d.lw.flush(m.name)
@@ -457,5 +428,5 @@ func hCancelTask(ctx context.Context, sc *serverConn, params json.RawMessage) (a
 	if sc.d.tasks == nil {
 		return nil, sc.d.ledgerUnavailable()
 	}
-	return sc.d.cancelTask(id)
+	return sc.d.cancelAndInterrupt(ctx, id, time.Duration(p.GraceMs)*time.Millisecond)
 }

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // startFake starts the fake Claude look-alike (screen only) as member name and waits for idle.

@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
 	"github.com/mosh-dev/mosh/herd/remote"
 	"github.com/mosh-dev/mosh/ledger"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // Remote members: an agent elsewhere on the roster, driven by the same verbs as a local one.
@@ -123,6 +123,7 @@ func (d *daemon) newRemoteMember(r manifestRow, token string) (*member, error) {
 	m := &member{d: d, name: r.Name, engine: kind, created: r.Created, remote: l,
 		attached: map[*attachment]struct{}{}, readDone: exited, exitDone: exited, queueWake: make(chan struct{}, 1),
 		reading: herd.Reading{State: herd.StateUnknown, Authority: herd.AuthorityRemote, Rule: "not probed yet", AtMs: time.Now().UnixMilli()}}
+	m.kind = remoteMember{m}
 	return m, nil
 }
 
@@ -137,13 +138,6 @@ func (d *daemon) registerRemote(m *member) {
 	d.bus.mu.Unlock()
 	go d.followRemote(m)
 	go d.pumpQueue(m)
-}
-
-// stopRemote ends the follow loop and any call in flight.
-func (m *member) stopRemote() {
-	m.remote.cancel()
-	<-m.remote.done
-	m.remote.conn.Close()
 }
 
 // discard releases a member that was built but never registered (its loop never ran).
@@ -790,7 +784,7 @@ func (d *daemon) remoteByName(name string) (*member, error) {
 	if err != nil {
 		return nil, err
 	}
-	if m.remote == nil {
+	if _, ok := m.kind.(remoteMember); !ok {
 		return nil, exitcode.New(exitcode.Usage, "%s is a local member, not a remote one: see `mosh herd remote list`", name)
 	}
 	return m, nil
@@ -822,7 +816,7 @@ func hRemoteRemove(ctx context.Context, sc *serverConn, params json.RawMessage) 
 	} else {
 		d.logger.Printf("remote %s: cancel before remove: %v", m.name, err)
 	}
-	m.stopRemote()
+	m.terminate()
 	d.forget(m.name)
 	d.logger.Printf("removed remote %s", m.name)
 	return res, nil

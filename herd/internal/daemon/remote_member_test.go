@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
 	"github.com/mosh-dev/mosh/herd/remote/remotetest"
 	"github.com/mosh-dev/mosh/ledger"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // Remote members through the real daemon: the fakes in herd/remote/remotetest stand in for an

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd/remote"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // TestRemoteCallErrIsTyped: whether herd/remote already named the remote is read from the error's

@@ -13,8 +13,8 @@ import (
 
 	"github.com/creack/pty"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd/state"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // A program no screen rule knows (cat echoes what it reads, no prompt) reads idle while it is

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"time"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
 	"github.com/mosh-dev/mosh/herd/screen"
 	"github.com/mosh-dev/mosh/herd/state"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // errReportIgnored: a well-formed report the tracker chose not to use (e.g. Claude's idle_prompt

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
 	"github.com/mosh-dev/mosh/ledger"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // Ledger reads: tasks, task, log, stats. Each read first lets the ledger writer finish what the
@@ -102,6 +102,11 @@ func (d *daemon) stoppedReason(member, taskID string) string {
 	d.bus.mu.Lock()
 	defer d.bus.mu.Unlock()
 	switch {
+	case m.lastClosed != nil && m.lastClosed.id == taskID:
+		// The daemon closed it itself (its turn ended, or its process exited a moment ago): that
+		// close is queued behind this read and says how it ended (failed, with the exit code);
+		// a "gone" here would overwrite it.
+		return ""
 	case m.exited:
 		return fmt.Sprintf("reconciled on read: %s exited (code %d)", member, m.exitCode)
 	case m.task != nil && m.task.id == "":

@@ -5,10 +5,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
 	"github.com/mosh-dev/mosh/herd/state"
 	"github.com/mosh-dev/mosh/ledger"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // How a prompt becomes a task and how the task ends (the daemon's side of the ledger).
@@ -69,18 +69,14 @@ func (d *daemon) submitPrompt(m *member, text string, cur herd.Reading, answer b
 		// reconstructable. The member keeps running; send-keys still reaches it.
 		return "", d.ledgerUnavailable()
 	}
-	var baseLines []string
-	base := 0
-	if m.remote == nil {
-		baseLines, base = m.scr.Snapshot().Lines, m.scr.HistoryLen()
-	}
+	baseLines, base := m.kind.screenBase()
 	now := time.Now()
 
 	d.bus.mu.Lock()
 	if answer && cur.State == herd.StateBlocked && m.task != nil && m.task.id != "" && m.task.typed {
 		id := m.task.id
 		tr := ledger.Transition{At: now, State: m.reading.State, Kind: m.reading.BlockedOn, Authority: m.reading.Authority,
-			Note: "answered: " + clip(text, 200)}
+			Note: herd.NoteAnswered + clip(text, 200)}
 		d.bus.mu.Unlock()
 		var err error
 		d.lw.do(m.name, func() { _, err = d.tasks.RecordTransition(m.name, tr) })
@@ -167,7 +163,7 @@ func (d *daemon) taskEventLocked(m *member, ev *herd.Event, exited bool) *ledger
 	}
 	op := &ledgerOp{member: m.name, tr: ledger.Transition{At: time.UnixMilli(ev.AtMs), State: ev.State, Kind: ev.BlockedOn, Authority: ev.Authority}}
 	if exited {
-		op.tr.Note = exitedNote
+		op.tr.Note = herd.NoteExited
 		if ev.ExitCode != nil {
 			op.tr.Note += " with code " + itoa(*ev.ExitCode)
 		}
@@ -214,9 +210,6 @@ func (d *daemon) taskEventLocked(m *member, ev *herd.Event, exited bool) *ledger
 	}
 	return op
 }
-
-// exitedNote prefixes the note of the transition recorded when a member's process exits.
-const exitedNote = "the process exited"
 
 // continuationLocked says whether a follow-up to task id waits in the member's queue.
 func (m *member) continuationLocked(id string) bool {
@@ -306,10 +299,7 @@ func (d *daemon) artifactLocked(m *member, t *openTask) ledger.Artifact {
 	if t.final != "" {
 		return ledger.Artifact{Text: t.final, Source: ledger.SourceHook}
 	}
-	if m.remote != nil {
-		return ledger.Artifact{Text: m.remote.lastOutput, Source: ledger.SourceRemote}
-	}
-	return ledger.Artifact{Text: screenDelta(m, t), Source: ledger.SourceScreen}
+	return m.kind.artifactLocked(t)
 }
 
 // screenDeltaMaxLines bounds the text compared: the artifact keeps 8000 characters anyway.

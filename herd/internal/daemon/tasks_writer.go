@@ -5,6 +5,7 @@ import (
 	"log"
 	"sync"
 
+	"github.com/mosh-dev/mosh/internal/queue"
 	"github.com/mosh-dev/mosh/ledger"
 )
 
@@ -44,11 +45,10 @@ const writerShards = 16
 // member's state keeps working either way; only its history has a gap.
 const shardQueueLimit = 1 << 16
 
+// writerShard is one worker's queue; it closes when the writer does. dropped counts writes
+// refused while the queue was full and is guarded by the queue's lock.
 type writerShard struct {
-	mu      sync.Mutex
-	q       []writerItem
-	wake    chan struct{}
-	closed  bool
+	q       queue.Q[writerItem]
 	dropped int
 	done    chan struct{}
 }
@@ -56,7 +56,7 @@ type writerShard struct {
 func newLedgerWriter(logger *log.Logger, apply func([]ledgerOp)) *ledgerWriter {
 	w := &ledgerWriter{logger: logger, apply: apply}
 	for range writerShards {
-		s := &writerShard{wake: make(chan struct{}, 1), done: make(chan struct{})}
+		s := &writerShard{done: make(chan struct{})}
 		w.shards = append(w.shards, s)
 		go w.run(s)
 	}
@@ -72,13 +72,8 @@ func (w *ledgerWriter) shard(member string) *writerShard {
 func (w *ledgerWriter) run(s *writerShard) {
 	defer close(s.done)
 	for {
-		s.mu.Lock()
-		q := s.q
-		s.q = nil
-		closed := s.closed
-		dropped := s.dropped
-		s.dropped = 0
-		s.mu.Unlock()
+		var dropped int
+		q, closed := s.q.TakeWith(func() { dropped, s.dropped = s.dropped, 0 })
 		if dropped > 0 && w.logger != nil {
 			w.logger.Printf("ledger: the database fell behind; %d queued writes were dropped (see `mosh herd doctor`)", dropped)
 		}
@@ -89,7 +84,7 @@ func (w *ledgerWriter) run(s *writerShard) {
 		if closed {
 			return
 		}
-		<-s.wake
+		<-s.q.Wake()
 	}
 }
 
@@ -134,22 +129,15 @@ func (w *ledgerWriter) record(op ledgerOp) {
 // enqueue adds it to the shard; must (barriers, mints) are never dropped. After close, it runs on
 // the caller's goroutine.
 func (w *ledgerWriter) enqueue(s *writerShard, it writerItem, must bool) {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		w.runItems([]writerItem{it})
-		return
-	}
-	if !must && len(s.q) >= shardQueueLimit {
-		s.dropped++
-		s.mu.Unlock()
-		return
-	}
-	s.q = append(s.q, it)
-	s.mu.Unlock()
-	select {
-	case s.wake <- struct{}{}:
-	default:
+	queued := s.q.Update(func(q []writerItem) ([]writerItem, bool) {
+		if !must && len(q) >= shardQueueLimit {
+			s.dropped++
+			return q, false
+		}
+		return append(q, it), false
+	})
+	if !queued {
+		w.runItems([]writerItem{it}) // the writer is closed
 	}
 }
 
@@ -176,13 +164,7 @@ func (w *ledgerWriter) flushAll() {
 // close runs what is queued and stops the workers; later writes run on their caller.
 func (w *ledgerWriter) close() {
 	for _, s := range w.shards {
-		s.mu.Lock()
-		s.closed = true
-		s.mu.Unlock()
-		select {
-		case s.wake <- struct{}{}:
-		default:
-		}
+		s.q.Close(nil)
 	}
 	for _, s := range w.shards {
 		<-s.done

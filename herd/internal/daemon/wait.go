@@ -6,9 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
 	"github.com/mosh-dev/mosh/ledger"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 // want is one wanted state; an empty kind matches any blocked sub-kind.
@@ -140,7 +140,7 @@ func hWait(ctx context.Context, sc *serverConn, params json.RawMessage) (any, er
 				c := m.exitCode
 				w.ExitCode = &c
 			}
-			w.failed = m.remote != nil && m.task == nil && m.remote.failedLast
+			w.failed = m.task == nil && m.kind.failedLocked()
 		}
 		w.decide(ws)
 		if m := ms[i]; w.Outcome != "" && m != nil && m.task == nil && m.lastClosed != nil {
@@ -166,7 +166,7 @@ func hWait(ctx context.Context, sc *serverConn, params json.RawMessage) (any, er
 			return res, nil
 		}
 		select {
-		case <-sub.wake:
+		case <-sub.wake():
 			evs, ended := sub.take()
 			for _, e := range evs {
 				w := byName[e.Name]
@@ -307,7 +307,7 @@ func (d *daemon) awaitAfterPrompt(ctx context.Context, m *member, sub *busSub, w
 	started := !queued
 	for {
 		select {
-		case <-sub.wake:
+		case <-sub.wake():
 			evs, ended := sub.take()
 			for _, e := range evs {
 				if e.Name != m.name {

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/runtime"
-	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
 func main() {

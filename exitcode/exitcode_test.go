@@ -10,7 +10,7 @@ import (
 
 // TestREADMETable keeps README.md's exit-code table identical to Table.
 func TestREADMETable(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}

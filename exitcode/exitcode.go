@@ -1,4 +1,6 @@
-// Package exitcode is the one place where mosh's process exit codes are defined.
+// Package exitcode is the one place where mosh's process exit codes are defined: the error
+// vocabulary every package shares (the runtime, the ledger, the herd and its client, the CLI), a
+// leaf that imports nothing of mosh.
 //
 // The numbers are part of the interface: scripts and CI jobs branch on them. The first six keep
 // moshcode's meanings so scripts written for it keep working. README.md carries the same table;
