@@ -1,7 +1,6 @@
 package mcpconf
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -157,43 +155,66 @@ func (w *world) writeConfig(command string, args []string) {
 	}
 }
 
-// tapToolsList makes the server's stdout pass through tee into a FIFO the test reads, and
-// returns a channel closed once the server has answered tools/list: from then on the host knows
-// the tools. Claude Code's interactive REPL takes a prompt before its MCP servers are connected
-// (observed with 2.1.332: a prompt typed at the first idle screen went to the model without the
-// server's tools, even with MCP_CONNECTION_NONBLOCKING=0), so a test that types must wait for
-// this. The server's stdin and environment are untouched.
-func (w *world) tapToolsList() <-chan struct{} {
+// probeUntilToolsListed prompts the host with plain turns (fakeapi's plain answer) until a
+// request it sends the model names the MCP server's spawn tool — the host's tool list includes
+// the server — and returns how many probes it took. Claude Code's interactive REPL takes a prompt
+// before its MCP servers' tools are in the list it sends: observed with 2.1.332, a prompt typed at
+// the first idle screen, or even 0.1 s after the server had answered tools/list, went to the
+// model without them (MCP_CONNECTION_NONBLOCKING=0 did not change it). Each probe waits for its
+// turn's done; the condition is read from the request bodies, not from the clock.
+func (w *world) probeUntilToolsListed(host string, max int) int {
 	t := w.t
-	fifo := filepath.Join(w.h.Root, "mcp-stdout.fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
+	for i := 1; i <= max; i++ {
+		before := len(w.api.Requests())
+		w.promptTask(host, "probe "+fakeapi.TriggerPlain)
+		for _, e := range w.api.Requests()[before:] {
+			body, _ := os.ReadFile(filepath.Join(w.dumps, fmt.Sprintf("%04d-anthropic.json", e.Seq)))
+			if e.Kind == fakeapi.KindPlain && bytes.Contains(body, []byte(spawnTool)) {
+				return i
+			}
+		}
 	}
-	// O_RDWR: the open does not wait for the writer, and Close ends the read at clean-up.
-	f, err := os.OpenFile(fifo, os.O_RDWR, 0)
+	t.Fatalf("after %d probes the host's requests still do not name %s%s", max, spawnTool, w.diag())
+	return 0
+}
+
+// promptTask prompts a member and waits, on the daemon's events, until the prompt's own ledger
+// task has ended; it returns that task. (A prompt --wait for "done" typed into a member that
+// already reads done could match an event of the screen before the engine took the prompt up:
+// seen once with the real Claude Code, the prompt still in its input box.)
+func (w *world) promptTask(member, text string) *herd.Task {
+	t := w.t
+	t.Helper()
+	sub, err := w.h.Client.Subscribe(w.ctx, member)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { f.Close() })
-	w.writeConfig("/bin/sh", []string{"-c", `"$0" herd mcp | tee "$1"`, w.h.Mosh, fifo})
-	listed := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
-		seen := false
-		for sc.Scan() { // keep draining: tee must never block on the FIFO
-			var msg struct {
-				Result struct {
-					Tools []json.RawMessage `json:"tools"`
-				} `json:"result"`
+	defer sub.Close()
+	pr, err := w.h.Client.Prompt(w.ctx, member, text, herd.PromptOptions{})
+	if err != nil || pr.Task == "" {
+		t.Fatalf("prompting %s: %+v %v%s", member, pr, err, w.diag())
+	}
+	for {
+		select {
+		case e, ok := <-sub.Events():
+			if !ok {
+				t.Fatalf("the event stream ended (%v) before task %s ended%s", sub.Err(), pr.Task, w.diag())
 			}
-			if !seen && json.Unmarshal(sc.Bytes(), &msg) == nil && len(msg.Result.Tools) > 0 {
-				seen = true
-				close(listed)
+			if e.Task != pr.Task || !e.TaskEnded {
+				continue
 			}
+			task, err := w.h.Client.Task(w.ctx, pr.Task)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if task.Open || task.State != "done" {
+				t.Fatalf("%s's task %s ended %s (open %v), want done%s", member, task.ID, task.State, task.Open, w.diag())
+			}
+			return task
+		case <-w.ctx.Done():
+			t.Fatalf("task %s of %s did not end: %v%s", pr.Task, member, w.ctx.Err(), w.diag())
 		}
-	}()
-	return listed
+	}
 }
 
 // prompt is what the host is told: the trigger and the spawn arguments.
@@ -377,7 +398,6 @@ func TestRealClaudeMemberDelegates(t *testing.T) {
 	w := newWorld(t, ctx, func(h *engines.Herd) string { return h.Home })
 	h := w.h
 	const host = "host"
-	listed := w.tapToolsList()
 	if _, err := h.Client.Run(ctx, herd.RunParams{Name: host, Engine: "claude", Cwd: h.Project,
 		Argv: append([]string{w.claudeBin}, w.hostArgs()...), Env: h.Env(w.claudeEnv...)}); err != nil {
 		t.Fatal(err)
@@ -393,21 +413,10 @@ func TestRealClaudeMemberDelegates(t *testing.T) {
 	if err != nil || wr.Outcome != herd.OutcomeMatched {
 		t.Fatalf("the Claude Code host did not come up idle: %+v %v\nscreen: %s%s", wr, err, screen(), w.diag())
 	}
-	select {
-	case <-listed:
-	case <-ctx.Done():
-		t.Fatalf("Claude Code never listed the MCP server's tools\nscreen: %s%s", screen(), w.diag())
-	}
+	t.Logf("the host's requests named the MCP tools after %d probe(s)", w.probeUntilToolsListed(host, 20))
 	start := time.Now()
-	pr, err := h.Client.Prompt(ctx, host, w.prompt(), herd.PromptOptions{Wait: true, States: []string{"done"}, Timeout: 3 * time.Minute})
+	task := w.promptTask(host, w.prompt())
 	t.Logf("the host's turn took %s", time.Since(start).Round(time.Millisecond))
-	if err != nil || pr.Outcome != herd.OutcomeMatched || pr.Task == "" {
-		t.Fatalf("prompting the host: %+v %v\nscreen: %s%s", pr, err, screen(), w.diag())
-	}
-	task, err := h.Client.Task(ctx, pr.Task)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if task.Artifact == nil || task.Artifact.Source != "hook" {
 		t.Fatalf("the host's task %+v: want the final message from its Stop hook (artifact %+v)\nscreen: %s%s", task, task.Artifact, screen(), w.diag())
 	}
