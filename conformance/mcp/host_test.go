@@ -77,6 +77,7 @@ type world struct {
 	claudeEnv []string
 	claudeCfg string // the HOME whose .claude.json the Claude Code host reads
 	serverEnv map[string]string
+	mirror    *engines.Mirror // the host member's screen, when the host is a member
 }
 
 // The two tools the host calls, as Claude Code names them.
@@ -110,7 +111,9 @@ func newWorld(t *testing.T, ctx context.Context, hostHome func(h *engines.Herd) 
 		t.Fatal(err)
 	}
 
-	out := t.TempDir()
+	// Under the herd's root, which is removed after the daemon and its members are stopped
+	// (a t.TempDir would be removed first, while the Claude Code member still writes its log).
+	out := filepath.Join(w.h.Root, "out")
 	if d := os.Getenv("MOSH_MCP_OUT"); d != "" {
 		out = filepath.Join(d, t.Name())
 	}
@@ -190,6 +193,11 @@ func (w *world) promptTask(member, text string) *herd.Task {
 		t.Fatal(err)
 	}
 	defer sub.Close()
+	if w.mirror != nil {
+		// Like conformance/engines: type only once the screen has rested a second after the
+		// last turn (an Enter typed right after Claude Code's previous turn was lost once).
+		w.mirror.WaitStable(w.ctx, time.Second, time.Minute)
+	}
 	pr, err := w.h.Client.Prompt(w.ctx, member, text, herd.PromptOptions{})
 	if err != nil || pr.Task == "" {
 		t.Fatalf("prompting %s: %+v %v%s", member, pr, err, w.diag())
@@ -207,8 +215,9 @@ func (w *world) promptTask(member, text string) *herd.Task {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if task.Open || task.State != "done" {
-				t.Fatalf("%s's task %s ended %s (open %v), want done%s", member, task.ID, task.State, task.Open, w.diag())
+			if task.Open || task.State != "done" || task.Artifact == nil || task.Artifact.Source != "hook" {
+				t.Fatalf("%s's task %s ended %s (open %v, artifact %+v), want done with the Stop hook's final message%s",
+					member, task.ID, task.State, task.Open, task.Artifact, w.diag())
 			}
 			return task
 		case <-w.ctx.Done():
@@ -413,6 +422,10 @@ func TestRealClaudeMemberDelegates(t *testing.T) {
 	if err != nil || wr.Outcome != herd.OutcomeMatched {
 		t.Fatalf("the Claude Code host did not come up idle: %+v %v\nscreen: %s%s", wr, err, screen(), w.diag())
 	}
+	if w.mirror, err = engines.AttachMirror(ctx, h.Client, host, nil); err != nil {
+		t.Fatal(err)
+	}
+	defer w.mirror.Close()
 	t.Logf("the host's requests named the MCP tools after %d probe(s)", w.probeUntilToolsListed(host, 20))
 	start := time.Now()
 	task := w.promptTask(host, w.prompt())
