@@ -12,6 +12,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // `mosh herd mcp --tool-prefix herdr_` over real stdio: an MCP host (the SDK's client on a
@@ -65,8 +66,29 @@ func TestHerdMCPOverStdio(t *testing.T) {
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools %v", names)
 	}
+	// Every result is validated against the published schema (its $defs for the non-AgentResult tools).
+	sc := jsonschema.NewCompiler()
+	const schemaURL = "https://mosh.dev/schema/herd-mcp/agentresult.schema.json"
+	f, err := os.Open("../../herd/mcp/agentresult.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(f)
+	f.Close()
+	if err != nil || sc.AddResource(schemaURL, doc) != nil {
+		t.Fatal(err)
+	}
+	defs := map[string]string{"herdr_list_agents": "FleetList"}
 	call := func(name string, args map[string]any, out any) {
 		t.Helper()
+		def := defs[name]
+		if def == "" {
+			def = "AgentResult"
+		}
+		sch, err := sc.Compile(schemaURL + "#/$defs/" + def)
+		if err != nil {
+			t.Fatal(err)
+		}
 		r, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -74,6 +96,13 @@ func TestHerdMCPOverStdio(t *testing.T) {
 		raw, _ := json.Marshal(r.StructuredContent)
 		if r.IsError {
 			t.Fatalf("%s: %+v", name, r.Content)
+		}
+		inst, err := jsonschema.UnmarshalJSON(strings.NewReader(string(raw)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sch.Validate(inst); err != nil {
+			t.Fatalf("%s result does not match %s: %v\n%s", name, def, err, raw)
 		}
 		if err := json.Unmarshal(raw, out); err != nil {
 			t.Fatalf("%s: %v %s", name, err, raw)

@@ -349,3 +349,21 @@ func TestBadParameters(t *testing.T) {
 		}
 	}
 }
+
+// A long-poll with nothing arriving ends at its (clamped) timeout with timedOut and no messages;
+// an inbox target that is not owned is refused.
+func TestInboxLongPollTimesOut(t *testing.T) {
+	e := newEnv(t, "")
+	repo := e.repo()
+	var res AgentResult
+	e.ok("spawn_agent", map[string]any{"prompt": "Say hi", "kind": "claude", "cwd": repo}, "AgentResult", &res)
+	var ib InboxResult
+	e.ok("inbox", map[string]any{"target": res.TaskID, "wait": true, "timeout_ms": 1}, "InboxResult", &ib) // clamped to 10 s
+	if !ib.TimedOut || len(ib.Messages) != 0 {
+		t.Fatalf("long-poll %+v", ib)
+	}
+	e.startForeign("stranger")
+	if msg := e.fails("inbox", map[string]any{"target": "stranger"}); !strings.Contains(msg, "only owned tasks have an inbox") {
+		t.Fatal(msg)
+	}
+}
