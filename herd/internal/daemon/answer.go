@@ -27,20 +27,20 @@ func (p ptyMember) awaitQuestion(ctx context.Context, verb string) error {
 	d, m := p.d, p.member
 	start := time.Now()
 	deadline := start.Add(m.spec.menuWait())
-	d.bus.mu.Lock()
+	d.state.lock()
 	if m.exited || m.reading.State != herd.StateBlocked {
-		d.bus.mu.Unlock()
+		d.state.unlock()
 		return nil
 	}
 	sub := d.bus.subscribeLocked([]string{m.name}, true)
-	d.bus.mu.Unlock()
+	d.state.unlock()
 	defer d.bus.unsubscribe(sub)
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
 	for {
-		d.bus.mu.Lock()
+		d.state.lock()
 		exited, fused, scr, hook, since := m.exited, m.reading, m.screenR, m.hookR, m.menuSince
-		d.bus.mu.Unlock()
+		d.state.unlock()
 		if exited || fused.State != herd.StateBlocked {
 			return nil // the write reports an exit; a member no longer blocked takes keys as typed
 		}

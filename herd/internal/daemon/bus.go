@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"errors"
-	"sync"
 
 	"github.com/mosh-dev/mosh/herd"
 	"github.com/mosh-dev/mosh/internal/queue"
@@ -27,16 +26,16 @@ func internalEvent(t string) bool { return t == eventSettle || t == eventTaskEnd
 // subscription ends with an error instead of growing without bound or dropping silently.
 const subQueueLimit = 1 << 16
 
-// bus numbers events and hands them to subscribers. Its mutex is also the daemon's state lock:
-// readings change and events are emitted under it, so a waiter that subscribes and reads current
-// states under the same lock can never miss a change.
+// bus numbers events and hands them to subscribers. Its subscribers and sequence are guarded by
+// the daemon's state lock (statelock.go): readings change and events are emitted under it, so a
+// waiter that subscribes and reads current states under the same lock can never miss a change.
 type bus struct {
-	mu   sync.Mutex
-	seq  uint64
-	subs map[*busSub]struct{}
+	state *stateLock
+	seq   uint64
+	subs  map[*busSub]struct{}
 }
 
-func newBus() *bus { return &bus{subs: map[*busSub]struct{}{}} }
+func newBus(state *stateLock) *bus { return &bus{state: state, subs: map[*busSub]struct{}{}} }
 
 type busSub struct {
 	names    map[string]bool // nil: every member
@@ -50,7 +49,7 @@ type busSub struct {
 // errSubOverflow ends a subscription whose reader fell more than subQueueLimit events behind.
 var errSubOverflow = errors.New("the subscriber fell too far behind")
 
-// subscribeLocked registers a subscriber; the caller holds b.mu.
+// subscribeLocked registers a subscriber; the caller holds the state lock.
 func (b *bus) subscribeLocked(names []string, internal bool) *busSub {
 	s := &busSub{internal: internal}
 	if len(names) > 0 {
@@ -64,20 +63,20 @@ func (b *bus) subscribeLocked(names []string, internal bool) *busSub {
 }
 
 func (b *bus) subscribe(names []string, internal bool) (*busSub, uint64) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.state.lock()
+	defer b.state.unlock()
 	return b.subscribeLocked(names, internal), b.seq
 }
 
 func (b *bus) unsubscribe(s *busSub) {
-	b.mu.Lock()
+	b.state.lock()
 	delete(b.subs, s)
-	b.mu.Unlock()
+	b.state.unlock()
 	s.end()
 }
 
 // emitLocked numbers e (unless it is a settle) and queues it for every interested subscriber.
-// The caller holds b.mu.
+// The caller holds the state lock.
 func (b *bus) emitLocked(e herd.Event) herd.Event {
 	if !internalEvent(e.Type) {
 		b.seq++
@@ -96,8 +95,8 @@ func (b *bus) emitLocked(e herd.Event) herd.Event {
 }
 
 func (b *bus) lastSeq() uint64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.state.lock()
+	defer b.state.unlock()
 	return b.seq
 }
 

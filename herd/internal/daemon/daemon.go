@@ -50,6 +50,9 @@ type daemon struct {
 	lw          *ledgerWriter
 
 	bus *bus
+	// state is the state lock (statelock.go): every member's reading, tasks and queue, and the
+	// bus's subscribers.
+	state *stateLock
 
 	mu         sync.Mutex
 	members    map[string]*member     // live or exited members this daemon started
@@ -91,10 +94,11 @@ func serveForeground(ctx context.Context, home string, seams serveSeams) error {
 		return err
 	}
 	home, _ = filepath.Abs(home)
+	st := &stateLock{}
 	d := &daemon{
 		home: home, dir: herd.HerdDir(home), sock: herd.SocketPath(home), started: time.Now(),
 		logger: log.New(os.Stderr, "herd: ", log.LstdFlags|log.Lmicroseconds),
-		bus:    newBus(), members: map[string]*member{}, remembered: map[string]manifestRow{}, reserved: map[string]bool{},
+		bus:    newBus(st), state: st, members: map[string]*member{}, remembered: map[string]manifestRow{}, reserved: map[string]bool{},
 		stopCh: make(chan struct{}), seams: seams,
 	}
 	d.lw = newLedgerWriter(d.logger, d.applyOps)
@@ -409,9 +413,9 @@ func (d *daemon) liveMember(name string) (*member, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.bus.mu.Lock()
+	d.state.lock()
 	exited, code := m.exited, m.exitCode
-	d.bus.mu.Unlock()
+	d.state.unlock()
 	if exited {
 		return nil, exitcode.New(exitcode.Gone, "%s has exited (code %d): `mosh herd read %s` shows its last screen, `mosh restore` restarts it", name, code, name)
 	}
@@ -422,10 +426,10 @@ func (d *daemon) liveMember(name string) (*member, error) {
 // classification (prompt --wait listens for those).
 func (d *daemon) refresh(m *member, settled bool) {
 	now := time.Now()
-	d.bus.mu.Lock()
+	d.state.lock()
 	fused, scr, hook := m.trk.Readings(now)
 	if m.exited {
-		d.bus.mu.Unlock()
+		d.state.unlock()
 		return // the runtime reading is final; memberExited published it
 	}
 	m.screenR, m.hookR = scr, hook
@@ -443,7 +447,7 @@ func (d *daemon) refresh(m *member, settled bool) {
 	if settled {
 		d.bus.emitLocked(herd.Event{Type: eventSettle, Name: m.name, State: m.reading.State, BlockedOn: m.reading.BlockedOn, Authority: m.reading.Authority, AtMs: now.UnixMilli()})
 	}
-	d.bus.mu.Unlock()
+	d.state.unlock()
 }
 
 func changed(a, b herd.Reading) bool {
@@ -454,7 +458,7 @@ func changed(a, b herd.Reading) bool {
 // failed: tasks_record.go).
 func (d *daemon) memberExited(m *member, code int) {
 	now := time.Now()
-	d.bus.mu.Lock()
+	d.state.lock()
 	m.exited, m.exitCode = true, code
 	prev := m.reading.State
 	m.reading = herd.Reading{State: herd.StateGone, Authority: herd.AuthorityRuntime, AtMs: now.UnixMilli(), Rule: fmt.Sprintf("process exited with code %d", code)}
@@ -465,7 +469,7 @@ func (d *daemon) memberExited(m *member, code int) {
 		d.lw.record(*op)
 	}
 	d.bus.emitLocked(ev)
-	d.bus.mu.Unlock()
+	d.state.unlock()
 	// The tracker learns of the exit after m.exited is set, so its change callback (refresh)
 	// cannot publish a second, code-less done.
 	m.trk.Exit(code, now)

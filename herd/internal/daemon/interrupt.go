@@ -48,14 +48,14 @@ func hInterrupt(ctx context.Context, sc *serverConn, params json.RawMessage) (an
 // closeRunningTask closes m's running task (not a queued one) with state and note, and returns
 // its id ("" when none runs). Its continuations go with it.
 func (d *daemon) closeRunningTask(m *member, state, note string) string {
-	d.bus.mu.Lock()
+	d.state.lock()
 	t := m.task
 	if t == nil || t.id == "" || t.id == "-" {
-		d.bus.mu.Unlock()
+		d.state.unlock()
 		return ""
 	}
 	d.closeRunningLocked(m, t, state, note, time.Now())
-	d.bus.mu.Unlock()
+	d.state.unlock()
 	m.wakeQueue()
 	d.lw.flush(m.name)
 	return t.id
@@ -140,16 +140,16 @@ func (p ptyMember) interrupt(ctx context.Context, grace time.Duration, r *herd.I
 }
 
 func (d *daemon) stateOf(m *member) string {
-	d.bus.mu.Lock()
-	defer d.bus.mu.Unlock()
+	d.state.lock()
+	defer d.state.unlock()
 	return m.reading.State
 }
 
 // stillBusy: m reads working or blocked and its screen classifier does not already read it
 // stopped (a loaded machine can take longer than the grace to publish a stop the screen shows).
 func (d *daemon) stillBusy(m *member) bool {
-	d.bus.mu.Lock()
-	defer d.bus.mu.Unlock()
+	d.state.lock()
+	defer d.state.unlock()
 	if m.exited {
 		return false
 	}

@@ -91,9 +91,9 @@ func (p ptyMember) stopped() <-chan struct{} { return p.exitDone }
 func (p ptyMember) acceptReport() error { return nil }
 
 func (p ptyMember) kill() (bool, error) {
-	p.d.bus.mu.Lock()
-	p.killing = true
-	p.d.bus.mu.Unlock()
+	p.d.withState(func() {
+		p.killing = true
+	})
 	p.terminate()
 	p.d.forget(p.name)
 	return false, nil
@@ -111,8 +111,8 @@ func (p ptyMember) failedLocked() bool { return false }
 
 func (p ptyMember) doctorNote(now time.Time) (bool, string) {
 	_, _, hook := p.trk.Readings(now)
-	p.d.bus.mu.Lock()
+	p.d.state.lock()
 	exited := p.exited
-	p.d.bus.mu.Unlock()
+	p.d.state.unlock()
 	return hook != nil && exited, ""
 }

@@ -78,7 +78,7 @@ func TestRemoteMemberRefusesWhatItCannotDo(t *testing.T) {
 
 // No verb branches on the member's kind: only the remote member's own code (remote.go, its
 // link; remote_member.go, its side of the member interface) reads a member's remote link.
-// Before the member interface, 16 verbs in six files asked `m.remote != nil`.
+// Before the member interface, 16 verbs in six files branched on whether the link was set.
 func TestOnlyTheRemoteMemberReadsItsLink(t *testing.T) {
 	files, err := filepath.Glob("*.go")
 	if err != nil {

@@ -81,7 +81,7 @@ type member struct {
 	// writeMu keeps a prompt's text and its Enter together: no other write lands between them.
 	writeMu sync.Mutex
 
-	// Guarded by d.bus.mu (the state lock).
+	// Guarded by d.state (the state lock, statelock.go).
 	reading    herd.Reading
 	screenR    *herd.Reading
 	hookR      *herd.Reading
@@ -277,14 +277,14 @@ func (m *member) onSettled(snap screen.Snapshot) {
 	m.trk.Screen(snap, now)
 	// When the question appeared, before the settle event wakes an answer waiting for it.
 	_, scr, _ := m.trk.Readings(now)
-	m.d.bus.mu.Lock()
+	m.d.state.lock()
 	switch {
 	case scr == nil || scr.State != herd.StateBlocked:
 		m.menuSince = time.Time{}
 	case m.menuSince.IsZero():
 		m.menuSince = now
 	}
-	m.d.bus.mu.Unlock()
+	m.d.state.unlock()
 	m.d.refresh(m, true)
 }
 

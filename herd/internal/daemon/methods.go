@@ -171,9 +171,9 @@ func (d *daemon) launch(ls launchSpec) (*member, error) {
 	if perr != nil {
 		d.logger.Printf("manifest: %s: %v", m.name, perr)
 	}
-	d.bus.mu.Lock()
-	d.bus.emitLocked(herd.Event{Type: herd.EventAdded, Name: m.name, State: m.reading.State, Authority: m.reading.Authority, AtMs: time.Now().UnixMilli()})
-	d.bus.mu.Unlock()
+	d.withState(func() {
+		d.bus.emitLocked(herd.Event{Type: herd.EventAdded, Name: m.name, State: m.reading.State, Authority: m.reading.Authority, AtMs: time.Now().UnixMilli()})
+	})
 	m.run()
 	d.logger.Printf("started %s (pid %d): %s %s in %s", m.name, m.pid, m.bin, strings.Join(m.args, " "), m.cwd)
 	return m, nil
@@ -272,7 +272,7 @@ func (d *daemon) row(m *member) *herd.Member { return m.kind.row() }
 func (p ptyMember) row() *herd.Member {
 	d, m := p.d, p.member
 	cols, rows := m.size()
-	d.bus.mu.Lock()
+	d.state.lock()
 	r := &herd.Member{
 		Name: m.name, Engine: m.engine, Kind: herd.KindLocal, State: m.reading.State, BlockedOn: m.reading.BlockedOn, Authority: m.reading.Authority,
 		Cwd: m.cwd, Pid: m.pid, AgeMs: time.Since(m.created).Milliseconds(), CreatedMs: m.created.UnixMilli(), Alive: !m.exited,
@@ -284,7 +284,7 @@ func (p ptyMember) row() *herd.Member {
 		r.ExitCode = &c
 	}
 	r.Queued = len(m.queue)
-	d.bus.mu.Unlock()
+	d.state.unlock()
 	r.Attached = m.attachedCount()
 	return r
 }
@@ -366,11 +366,11 @@ func hPrompt(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 		sub *busSub
 		qp  *queuedPrompt
 	)
-	d.bus.mu.Lock()
+	d.state.lock()
 	cur := m.reading
 	queue := !p.Answer && !p.Now && (p.Continue != "" || m.busyLocked())
 	if cur.State == herd.StateBlocked && !p.Answer && !queue {
-		d.bus.mu.Unlock()
+		d.state.unlock()
 		kind := cur.BlockedOn
 		if kind == "" {
 			kind = "blocked"
@@ -379,7 +379,7 @@ func hPrompt(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 	}
 	if p.Continue != "" {
 		if m.task == nil || m.task.id != p.Continue {
-			d.bus.mu.Unlock()
+			d.state.unlock()
 			return nil, exitcode.New(exitcode.Usage, "task %s is not the running task of %s: only a running task takes a follow-up (see `mosh herd task %s`)", p.Continue, m.name, p.Continue)
 		}
 	}
@@ -392,7 +392,7 @@ func hPrompt(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 	if p.Wait {
 		sub = d.bus.subscribeLocked([]string{m.name}, true)
 	}
-	d.bus.mu.Unlock()
+	d.state.unlock()
 	if sub != nil {
 		defer d.bus.unsubscribe(sub)
 	}
@@ -430,9 +430,9 @@ func (d *daemon) typeNow(m *member, text string, cur herd.Reading, answer bool) 
 	if err != nil {
 		return "", err
 	}
-	d.bus.mu.Lock()
-	m.typing = task
-	d.bus.mu.Unlock()
+	d.withState(func() {
+		m.typing = task
+	})
 	if !answer {
 		d.clearInput(m)
 	}
@@ -500,9 +500,9 @@ func (p ptyMember) read(n int) herd.ReadResult {
 	m := p.member
 	snap := m.scr.Snapshot()
 	r := herd.ReadResult{Name: m.name, Screen: m.scr.Text(n), AltScreen: snap.AltScreen, Title: snap.Title}
-	m.d.bus.mu.Lock()
-	r.State, r.BlockedOn, r.Authority = m.reading.State, m.reading.BlockedOn, m.reading.Authority
-	m.d.bus.mu.Unlock()
+	m.d.withState(func() {
+		r.State, r.BlockedOn, r.Authority = m.reading.State, m.reading.BlockedOn, m.reading.Authority
+	})
 	return r
 }
 
@@ -540,10 +540,10 @@ func (d *daemon) forget(name string) {
 	d.mu.Unlock()
 	exited := false
 	if m != nil {
-		d.bus.mu.Lock()
+		d.state.lock()
 		ids := m.drainQueueLocked()
 		exited = m.exited
-		d.bus.mu.Unlock()
+		d.state.unlock()
 		d.closeQueued(m, ids, ledger.StateCanceled, "the member was removed before it was typed")
 	}
 	d.lw.do(name, func() {
@@ -562,12 +562,12 @@ func (d *daemon) forget(name string) {
 			}
 		}
 	})
-	d.bus.mu.Lock()
+	d.state.lock()
 	if m != nil {
 		m.removed = true
 	}
 	d.bus.emitLocked(herd.Event{Type: herd.EventRemoved, Name: name, State: herd.StateGone, Authority: herd.AuthorityRuntime, AtMs: time.Now().UnixMilli()})
-	d.bus.mu.Unlock()
+	d.state.unlock()
 	d.releaseMemorySoon() // once the batch of removals is over (memrelease.go)
 }
 
@@ -648,13 +648,13 @@ func hPrune(ctx context.Context, sc *serverConn, _ json.RawMessage) (any, error)
 		live = append(live, m)
 	}
 	d.mu.Unlock()
-	d.bus.mu.Lock()
+	d.state.lock()
 	for _, m := range live {
 		if m.exited {
 			names = append(names, m.name)
 		}
 	}
-	d.bus.mu.Unlock()
+	d.state.unlock()
 	sort.Strings(names)
 	for _, n := range names {
 		d.forget(n)
@@ -679,14 +679,14 @@ func hRestore(ctx context.Context, sc *serverConn, params json.RawMessage) (any,
 		live = append(live, m)
 	}
 	d.mu.Unlock()
-	d.bus.mu.Lock()
+	d.state.lock()
 	for _, m := range live {
 		if m.exited {
 			rows = append(rows, manifestRow{Name: m.name, Kind: herd.KindLocal, Engine: m.engine, Bin: m.bin, Args: m.args, Cwd: m.cwd,
 				Substrate: herd.SubstratePty, Autonomous: m.autonomous, Created: m.created})
 		}
 	}
-	d.bus.mu.Unlock()
+	d.state.unlock()
 	sort.Slice(rows, func(i, j int) bool { return rows[i].Created.Before(rows[j].Created) })
 
 	res := herd.RestoreResult{DryRun: p.DryRun, Actions: []herd.RestoreAction{}}
@@ -746,9 +746,9 @@ func (d *daemon) relaunch(r manifestRow, args, resume, env []string, spec engine
 		return exitcode.New(exitcode.Usage, "%s is being started by another request", r.Name)
 	}
 	if m, ok := d.members[r.Name]; ok {
-		d.bus.mu.Lock()
+		d.state.lock()
 		exited := m.exited
-		d.bus.mu.Unlock()
+		d.state.unlock()
 		if !exited {
 			d.mu.Unlock()
 			return exitcode.New(exitcode.Usage, "%s is already running", r.Name)
@@ -806,9 +806,9 @@ func hReport(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 	peer := peerPid(sc.c)
 	if why := sc.d.foreignReport(m, p.Nonce, peer); why != "" {
 		sc.d.noteIgnored(m, state, p.Payload, peer, why)
-		sc.d.bus.mu.Lock()
+		sc.d.state.lock()
 		cur := m.reading.State
-		sc.d.bus.mu.Unlock()
+		sc.d.state.unlock()
 		return herd.ReportResult{Name: m.name, Accepted: false, State: cur, Ignored: why}, nil
 	}
 	now := time.Now()
@@ -817,17 +817,17 @@ func hReport(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 	sc.d.hookFinal(m, p.Payload)
 	if err := m.trk.Report(state, kind, ttl, p.Payload, now); err != nil {
 		if errors.Is(err, errReportIgnored) {
-			sc.d.bus.mu.Lock()
+			sc.d.state.lock()
 			cur := m.reading.State
-			sc.d.bus.mu.Unlock()
+			sc.d.state.unlock()
 			return herd.ReportResult{Name: m.name, Accepted: false, State: cur}, nil
 		}
 		return nil, exitcode.Wrap(err, exitcode.Usage)
 	}
 	sc.d.refresh(m, false)
-	sc.d.bus.mu.Lock()
+	sc.d.state.lock()
 	fused := m.reading.State
-	sc.d.bus.mu.Unlock()
+	sc.d.state.unlock()
 	return herd.ReportResult{Name: m.name, Accepted: true, State: fused, ExpiresMs: now.Add(ttl).UnixMilli()}, nil
 }
 
@@ -894,7 +894,7 @@ func hExplain(ctx context.Context, sc *serverConn, params json.RawMessage) (any,
 func (p ptyMember) explain(r *herd.ExplainResult) {
 	d, m := p.d, p.member
 	m.trk.Explain(time.Now(), r)
-	d.bus.mu.Lock()
+	d.state.lock()
 	r.State, r.BlockedOn, r.Authority = m.reading.State, m.reading.BlockedOn, m.reading.Authority
 	r.IgnoredReports = append([]herd.IgnoredReport(nil), m.ignored...)
 	if m.exited {
@@ -903,7 +903,7 @@ func (p ptyMember) explain(r *herd.ExplainResult) {
 		r.Decided = fmt.Sprintf("the process exited with code %d", m.exitCode)
 		r.ReasonCode, r.RuleSource = herd.ReasonRuntimeExit, ""
 	}
-	d.bus.mu.Unlock()
+	d.state.unlock()
 	snap := m.scr.Snapshot()
 	r.Title = snap.Title
 	for _, l := range snap.Lines {

@@ -89,9 +89,9 @@ func (m *member) removeQueuedLocked(qp *queuedPrompt) bool {
 func (d *daemon) enqueuePrompt(m *member, qp *queuedPrompt, cur herd.Reading) (herd.PromptResult, error) {
 	res := herd.PromptResult{Name: m.name, Queued: true}
 	if d.tasks == nil {
-		d.bus.mu.Lock()
-		m.removeQueuedLocked(qp)
-		d.bus.mu.Unlock()
+		d.withState(func() {
+			m.removeQueuedLocked(qp)
+		})
 		return res, d.ledgerUnavailable()
 	}
 	now := time.Now()
@@ -102,9 +102,9 @@ func (d *daemon) enqueuePrompt(m *member, qp *queuedPrompt, cur herd.Reading) (h
 		var err error
 		d.lw.do(m.name, func() { _, err = d.tasks.RecordTransition(m.name, tr) })
 		if err != nil {
-			d.bus.mu.Lock()
-			m.removeQueuedLocked(qp)
-			d.bus.mu.Unlock()
+			d.withState(func() {
+				m.removeQueuedLocked(qp)
+			})
 			return res, exitcode.New(exitcode.Infra, "cannot record the follow-up in the ledger: %v (nothing was queued; see `mosh herd doctor`)", err)
 		}
 	} else {
@@ -114,24 +114,24 @@ func (d *daemon) enqueuePrompt(m *member, qp *queuedPrompt, cur herd.Reading) (h
 		)
 		d.lw.do(m.name, func() { t, err = d.tasks.MintQueued(m.name, qp.text, cur.State, now) })
 		if err != nil {
-			d.bus.mu.Lock()
-			m.removeQueuedLocked(qp)
-			d.bus.mu.Unlock()
+			d.withState(func() {
+				m.removeQueuedLocked(qp)
+			})
 			m.wakeQueue()
 			return res, exitcode.New(exitcode.Infra, "cannot record the prompt in the ledger: %v (nothing was queued; see `mosh herd doctor`)", ledgerErr(err))
 		}
-		d.bus.mu.Lock()
-		qp.id = t.ID
-		d.bus.mu.Unlock()
+		d.withState(func() {
+			qp.id = t.ID
+		})
 	}
-	d.bus.mu.Lock()
+	d.state.lock()
 	res.Task = qp.id
 	res.Position, res.Behind = m.queuePosLocked(qp)
 	if res.Position == 0 {
 		// Already taken off the queue: it is being typed (the member came to rest meanwhile).
 		res.Queued = false
 	}
-	d.bus.mu.Unlock()
+	d.state.unlock()
 	m.wakeQueue()
 	return res, nil
 }
@@ -155,9 +155,9 @@ func (d *daemon) pumpQueue(m *member) {
 
 // dispatchOne types the head of the queue if the member is at rest; it reports whether it did.
 func (d *daemon) dispatchOne(m *member) bool {
-	d.bus.mu.Lock()
+	d.state.lock()
 	if m.exited || m.removed || m.typing != "" || len(m.queue) == 0 {
-		d.bus.mu.Unlock()
+		d.state.unlock()
 		return false
 	}
 	qp := m.queue[0]
@@ -166,12 +166,12 @@ func (d *daemon) dispatchOne(m *member) bool {
 	// open means the engine has not finished that turn, whatever the screen shows.
 	running := m.task != nil && !(qp.cont && qp.id == m.task.id)
 	if qp.id == "" || running || (st != herd.StateIdle && st != herd.StateDone) {
-		d.bus.mu.Unlock()
+		d.state.unlock()
 		return false
 	}
 	m.queue = m.queue[1:]
 	m.typing = qp.id
-	d.bus.mu.Unlock()
+	d.state.unlock()
 	d.typeQueued(m, qp)
 	return true
 }
@@ -179,9 +179,9 @@ func (d *daemon) dispatchOne(m *member) bool {
 // doneTyping releases the terminal after a prompt was typed (or failed to be) and wakes the
 // queue: the next prompt goes once the member reads idle or done again.
 func (d *daemon) doneTyping(m *member) {
-	d.bus.mu.Lock()
-	m.typing = ""
-	d.bus.mu.Unlock()
+	d.withState(func() {
+		m.typing = ""
+	})
 	m.wakeQueue()
 }
 
@@ -196,16 +196,16 @@ func (p ptyMember) typeQueued(qp *queuedPrompt) {
 	d, m := p.d, p.member
 	baseLines, base := m.scr.Snapshot().Lines, m.scr.HistoryLen()
 	if qp.cont {
-		d.bus.mu.Lock()
+		d.state.lock()
 		t := m.task
 		if t == nil || t.id != qp.id {
 			// The task ended meanwhile (canceled, its member killed): nothing to continue.
-			d.bus.mu.Unlock()
+			d.state.unlock()
 			return
 		}
 		// The artifact of the task is the answer to its latest message.
 		t.baseLines, t.baseHist, t.sawActive, t.final = baseLines, base, false, ""
-		d.bus.mu.Unlock()
+		d.state.unlock()
 	} else if err := d.startQueued(m, qp, baseLines, base); err != nil {
 		d.logger.Printf("queue: %s: cannot start %s: %v", m.name, qp.id, err)
 		return
@@ -225,20 +225,20 @@ func (p ptyMember) typeQueued(qp *queuedPrompt) {
 func (d *daemon) startQueued(m *member, qp *queuedPrompt, baseLines []string, base int) error {
 	now := time.Now()
 	errc := make(chan error, 1)
-	d.bus.mu.Lock()
+	d.state.lock()
 	d.supersedeLocked(m, now)
 	t := &openTask{id: qp.id, baseHist: base, baseLines: baseLines}
 	m.task, m.lastClosed = t, nil
 	id := qp.id
 	// Queued on the member's ledger queue before any transition of the new task can be.
 	d.lw.postMust(m.name, func() { errc <- d.tasks.StartTask(id, now) })
-	d.bus.mu.Unlock()
+	d.state.unlock()
 	if err := <-errc; err != nil {
-		d.bus.mu.Lock()
+		d.state.lock()
 		if m.task == t {
 			m.task = nil
 		}
-		d.bus.mu.Unlock()
+		d.state.unlock()
 		return err
 	}
 	return nil
@@ -297,9 +297,9 @@ func (m *member) drainQueueLocked() []string {
 
 // closeQueued ends queued tasks that will never be typed, in state (canceled or failed) with note.
 func (d *daemon) closeQueued(m *member, ids []string, state, note string) {
-	d.bus.mu.Lock()
-	d.closeQueuedLocked(m, ids, state, note)
-	d.bus.mu.Unlock()
+	d.withState(func() {
+		d.closeQueuedLocked(m, ids, state, note)
+	})
 }
 
 // closeQueuedLocked is closeQueued for a caller that holds the state lock. The writes are queued
@@ -341,11 +341,11 @@ func (d *daemon) cancelTask(id string) (herd.CancelTaskResult, error) {
 	d.mu.Unlock()
 	now := time.Now()
 	for _, m := range ms {
-		d.bus.mu.Lock()
+		d.state.lock()
 		for _, q := range m.queue {
 			if q.id == id && !q.cont {
 				m.removeQueuedLocked(q)
-				d.bus.mu.Unlock()
+				d.state.unlock()
 				d.closeQueued(m, []string{id}, ledger.StateCanceled, "canceled before it was typed")
 				d.lw.flush(m.name)
 				return herd.CancelTaskResult{ID: id, Member: m.name, Queued: true}, nil
@@ -353,12 +353,12 @@ func (d *daemon) cancelTask(id string) (herd.CancelTaskResult, error) {
 		}
 		if t := m.task; t != nil && t.id == id {
 			d.closeRunningLocked(m, t, ledger.StateCanceled, "canceled", now)
-			d.bus.mu.Unlock()
+			d.state.unlock()
 			m.wakeQueue()
 			d.lw.flush(m.name)
 			return herd.CancelTaskResult{ID: id, Member: m.name, Running: true}, nil
 		}
-		d.bus.mu.Unlock()
+		d.state.unlock()
 	}
 	return herd.CancelTaskResult{}, exitcode.New(exitcode.Gone, "task %s is not open (queued or running): see `mosh herd task %s`", id, id)
 }
@@ -399,9 +399,9 @@ func (d *daemon) killTask(id string) error {
 	}
 	d.mu.Unlock()
 	for _, m := range ms {
-		d.bus.mu.Lock()
+		d.state.lock()
 		running := m.task != nil && m.task.id == id
-		d.bus.mu.Unlock()
+		d.state.unlock()
 		if running {
 			return exitcode.New(exitcode.Usage, "%s is running on %s, not queued: interrupt it with `mosh herd send-keys %s Escape`, or `mosh herd kill %s` to end the member", id, m.name, m.name, m.name)
 		}

@@ -66,7 +66,7 @@ type remoteLink struct {
 	poke   chan struct{} // wakes the follow loop (a task was opened)
 	done   chan struct{} // the follow loop returned
 
-	// Guarded by d.bus.mu.
+	// Guarded by d.state (the state lock).
 	endpoint    string
 	hasToken    bool
 	observed    time.Time // the remote's last answer
@@ -133,9 +133,9 @@ func (d *daemon) registerRemote(m *member) {
 	d.members[m.name] = m
 	delete(d.remembered, m.name)
 	d.mu.Unlock()
-	d.bus.mu.Lock()
-	d.bus.emitLocked(herd.Event{Type: herd.EventAdded, Name: m.name, State: m.reading.State, Authority: m.reading.Authority, AtMs: time.Now().UnixMilli()})
-	d.bus.mu.Unlock()
+	d.withState(func() {
+		d.bus.emitLocked(herd.Event{Type: herd.EventAdded, Name: m.name, State: m.reading.State, Authority: m.reading.Authority, AtMs: time.Now().UnixMilli()})
+	})
 	go d.followRemote(m)
 	go d.pumpQueue(m)
 }
@@ -162,11 +162,11 @@ func (d *daemon) followRemote(m *member) {
 	unchanged := 0 // task reads in a row that saw no change
 	retry := remoteRetryMin
 	first := time.Duration(0)
-	d.bus.mu.Lock()
+	d.state.lock()
 	if !l.observed.IsZero() && !l.following {
 		first = remoteProbeEvery // `remote add` just probed it
 	}
-	d.bus.mu.Unlock()
+	d.state.unlock()
 	timer := time.NewTimer(first)
 	defer timer.Stop()
 	for {
@@ -177,9 +177,9 @@ func (d *daemon) followRemote(m *member) {
 			unchanged = 0
 		case <-timer.C:
 		}
-		d.bus.mu.Lock()
+		d.state.lock()
 		following, tid, inflight := l.following, l.remoteTask, l.runCancel != nil
-		d.bus.mu.Unlock()
+		d.state.unlock()
 		var next time.Duration
 		switch {
 		case following:
@@ -242,8 +242,8 @@ func (d *daemon) probeRemote(m *member) bool {
 	if l.ctx.Err() != nil {
 		return false
 	}
-	d.bus.mu.Lock()
-	defer d.bus.mu.Unlock()
+	d.state.lock()
+	defer d.state.unlock()
 	return d.probedLocked(m, info, err, time.Now())
 }
 
@@ -345,8 +345,8 @@ func (d *daemon) pollRemoteTask(m *member, tid string) (changed, ok bool) {
 		return false, false
 	}
 	now := time.Now()
-	d.bus.mu.Lock()
-	defer d.bus.mu.Unlock()
+	d.state.lock()
+	defer d.state.unlock()
 	if !l.following || l.remoteTask != tid {
 		return true, true // a newer prompt or a cancel took over meanwhile
 	}
@@ -480,9 +480,9 @@ func (d *daemon) learnToken(m *member, tok string) {
 		return
 	}
 	m.remote.conn.SetToken(tok)
-	d.bus.mu.Lock()
-	m.remote.hasToken = true
-	d.bus.mu.Unlock()
+	d.withState(func() {
+		m.remote.hasToken = true
+	})
 }
 
 // promptRemote sends a prompt to a remote member: the task is minted first (as for a local
@@ -490,14 +490,14 @@ func (d *daemon) learnToken(m *member, tok string) {
 func (d *daemon) promptRemote(m *member, p herd.PromptParams, cur herd.Reading) (string, error) {
 	l := m.remote
 	d.learnToken(m, p.Token)
-	d.bus.mu.Lock()
+	d.state.lock()
 	busy := l.runCancel != nil
 	resume := ""
 	if cur.State == herd.StateBlocked && l.following {
 		resume = l.remoteTask
 		l.answered = l.askedKey
 	}
-	d.bus.mu.Unlock()
+	d.state.unlock()
 	if busy {
 		return "", exitcode.New(exitcode.Usage, "%s is still answering the previous prompt (a /run call in flight): wait for it (`mosh wait %s`) or cancel it (`mosh herd kill %s`)", m.name, m.name, m.name)
 	}
@@ -515,25 +515,25 @@ func (d *daemon) sendRemote(m *member, task, text, resume string) error {
 	l := m.remote
 	d.promptTyped(m, task)
 	now := time.Now()
-	d.bus.mu.Lock()
+	d.state.lock()
 	l.failedLast = false
 	l.sending = l.kind != remote.KindRun
 	d.remotePublishLocked(m, herd.Reading{State: herd.StateWorking, Authority: herd.AuthorityRemote, AtMs: now.UnixMilli(),
 		Rule: "prompt sent to " + l.host + "; waiting for its answer"}, nil)
-	d.bus.mu.Unlock()
+	d.state.unlock()
 
 	if l.kind == remote.KindRun {
 		ctx, cancel := context.WithCancel(l.ctx)
-		d.bus.mu.Lock()
-		l.runCancel = cancel
-		d.bus.mu.Unlock()
+		d.withState(func() {
+			l.runCancel = cancel
+		})
 		go d.runCall(m, ctx, cancel, text)
 		return nil
 	}
 	obs, err := l.conn.Send(l.ctx, text, resume)
 	now = time.Now()
-	d.bus.mu.Lock()
-	defer d.bus.mu.Unlock()
+	d.state.lock()
+	defer d.state.unlock()
 	l.sending = false
 	if err != nil {
 		d.promptFailedLocked(m, err, now, "the remote did not take the prompt")
@@ -602,8 +602,8 @@ func (d *daemon) runCall(m *member, ctx context.Context, cancel context.CancelFu
 	l := m.remote
 	obs, err := l.conn.Send(ctx, text, "")
 	now := time.Now()
-	d.bus.mu.Lock()
-	defer d.bus.mu.Unlock()
+	d.state.lock()
+	defer d.state.unlock()
 	l.runCancel = nil
 	switch {
 	case err != nil && ctx.Err() != nil && l.ctx.Err() == nil:
@@ -626,9 +626,9 @@ func (d *daemon) runCall(m *member, ctx context.Context, cancel context.CancelFu
 // POST for run. It returns the remote task id canceled ("" when nothing was open).
 func (d *daemon) cancelRemote(m *member) (string, error) {
 	l := m.remote
-	d.bus.mu.Lock()
+	d.state.lock()
 	following, tid, runCancel := l.following, l.remoteTask, l.runCancel
-	d.bus.mu.Unlock()
+	d.state.unlock()
 	if runCancel != nil {
 		runCancel()
 		return "run", nil
@@ -638,8 +638,8 @@ func (d *daemon) cancelRemote(m *member) (string, error) {
 	}
 	obs, err := l.conn.Cancel(l.ctx, tid)
 	now := time.Now()
-	d.bus.mu.Lock()
-	defer d.bus.mu.Unlock()
+	d.state.lock()
+	defer d.state.unlock()
 	if !l.following || l.remoteTask != tid {
 		return tid, nil
 	}
@@ -662,16 +662,16 @@ func (d *daemon) cancelRemote(m *member) (string, error) {
 // ---- read / explain / roster ----
 
 func (d *daemon) readRemote(m *member) herd.ReadResult {
-	d.bus.mu.Lock()
-	defer d.bus.mu.Unlock()
+	d.state.lock()
+	defer d.state.unlock()
 	return herd.ReadResult{Name: m.name, State: m.reading.State, BlockedOn: m.reading.BlockedOn, Authority: m.reading.Authority,
 		Screen: m.remote.lastOutput, Title: m.remote.kind + " " + m.remote.url}
 }
 
 func (d *daemon) explainRemote(m *member, r *herd.ExplainResult) {
 	l := m.remote
-	d.bus.mu.Lock()
-	defer d.bus.mu.Unlock()
+	d.state.lock()
+	defer d.state.unlock()
 	r.State, r.BlockedOn, r.Authority = m.reading.State, m.reading.BlockedOn, m.reading.Authority
 	rd := m.reading
 	r.Remote = &rd
@@ -837,9 +837,9 @@ func hRemotePing(ctx context.Context, sc *serverConn, params json.RawMessage) (a
 	if perr != nil {
 		res.Error = perr.Error()
 	}
-	sc.d.bus.mu.Lock()
-	sc.d.probedLocked(m, info, perr, time.Now())
-	sc.d.bus.mu.Unlock()
+	sc.d.withState(func() {
+		sc.d.probedLocked(m, info, perr, time.Now())
+	})
 	return res, nil
 }
 

@@ -84,8 +84,8 @@ func (r remoteMember) terminate() {
 func (r remoteMember) row() *herd.Member {
 	m := r.member
 	now := time.Now()
-	m.d.bus.mu.Lock()
-	defer m.d.bus.mu.Unlock()
+	m.d.state.lock()
+	defer m.d.state.unlock()
 	return &herd.Member{Name: m.name, Engine: m.engine, Kind: herd.KindRemote, State: m.reading.State, BlockedOn: m.reading.BlockedOn,
 		Authority: m.reading.Authority, AgeMs: now.Sub(m.created).Milliseconds(), CreatedMs: m.created.UnixMilli(), Alive: true,
 		Substrate: herd.KindRemote, Remote: m.remoteInfoLocked(now)}
@@ -104,8 +104,8 @@ func (r remoteMember) artifactLocked(*openTask) ledger.Artifact {
 func (r remoteMember) failedLocked() bool { return r.remote.failedLast }
 
 func (r remoteMember) doctorNote(time.Time) (bool, string) {
-	r.d.bus.mu.Lock()
-	defer r.d.bus.mu.Unlock()
+	r.d.state.lock()
+	defer r.d.state.unlock()
 	if r.reading.State == herd.StateUnknown && r.remote.lastErr != "" {
 		return false, r.remote.lastErr
 	}

@@ -99,8 +99,8 @@ func (d *daemon) stoppedReason(member, taskID string) string {
 		}
 		return "reconciled on read: " + member + " no longer exists"
 	}
-	d.bus.mu.Lock()
-	defer d.bus.mu.Unlock()
+	d.state.lock()
+	defer d.state.unlock()
 	switch {
 	case m.lastClosed != nil && m.lastClosed.id == taskID:
 		// The daemon closed it itself (its turn ended, or its process exited a moment ago): that
@@ -128,8 +128,8 @@ func (d *daemon) queuedStoppedReason(member, taskID string) string {
 	if !live {
 		return "reconciled on read: never typed: " + member + " is gone"
 	}
-	d.bus.mu.Lock()
-	defer d.bus.mu.Unlock()
+	d.state.lock()
+	defer d.state.unlock()
 	for _, q := range m.queue {
 		if q.id == taskID || q.id == "" {
 			return ""

@@ -37,7 +37,7 @@ import (
 // keeps its tail, 8000 characters, with truncated and the original length.
 
 // openTask is the ledger task of a member's last prompt, until an end closes it. Guarded by the
-// state lock (d.bus.mu).
+// state lock (d.state).
 type openTask struct {
 	id        string   // "" while the mint is in flight
 	baseHist  int      // history length when the prompt was typed
@@ -72,12 +72,12 @@ func (d *daemon) submitPrompt(m *member, text string, cur herd.Reading, answer b
 	baseLines, base := m.kind.screenBase()
 	now := time.Now()
 
-	d.bus.mu.Lock()
+	d.state.lock()
 	if answer && cur.State == herd.StateBlocked && m.task != nil && m.task.id != "" && m.task.typed {
 		id := m.task.id
 		tr := ledger.Transition{At: now, State: m.reading.State, Kind: m.reading.BlockedOn, Authority: m.reading.Authority,
 			Note: herd.NoteAnswered + clip(text, 200)}
-		d.bus.mu.Unlock()
+		d.state.unlock()
 		var err error
 		d.lw.do(m.name, func() { _, err = d.tasks.RecordTransition(m.name, tr) })
 		if err != nil {
@@ -91,15 +91,15 @@ func (d *daemon) submitPrompt(m *member, text string, cur herd.Reading, answer b
 	t := &openTask{baseHist: base, baseLines: baseLines}
 	m.task, m.lastClosed = t, nil
 	state := cur.State
-	d.bus.mu.Unlock()
+	d.state.unlock()
 
 	var (
 		minted ledger.Task
 		err    error
 	)
 	d.lw.do(m.name, func() { minted, err = d.tasks.MintTask(m.name, text, state, now) })
-	d.bus.mu.Lock()
-	defer d.bus.mu.Unlock()
+	d.state.lock()
+	defer d.state.unlock()
 	if err != nil {
 		if m.task == t {
 			m.task = nil
@@ -112,29 +112,29 @@ func (d *daemon) submitPrompt(m *member, text string, cur herd.Reading, answer b
 
 // promptTyped marks the member's task as typed: from now on its states can end it.
 func (d *daemon) promptTyped(m *member, id string) {
-	d.bus.mu.Lock()
+	d.state.lock()
 	if m.task != nil && m.task.id == id {
 		m.task.typed = true
 	}
 	d.bus.emitLocked(herd.Event{Type: eventTyped, Name: m.name, State: m.reading.State, Task: id, AtMs: time.Now().UnixMilli()})
-	d.bus.mu.Unlock()
+	d.state.unlock()
 }
 
 // promptFailed ends the task of a prompt that could not be typed (the member stopped reading its
 // input, or exited meanwhile): the ledger says so instead of keeping a task no engine ever saw.
 // An answer that joined an open task leaves that task alone.
 func (d *daemon) promptFailed(m *member, id string, cause error) {
-	d.bus.mu.Lock()
+	d.state.lock()
 	t := m.task
 	if t == nil || t.id != id || t.typed {
-		d.bus.mu.Unlock()
+		d.state.unlock()
 		return
 	}
 	m.task = nil
 	defer m.wakeQueue()
 	note := "the prompt could not be typed: " + cause.Error()
 	end := ledger.Transition{At: time.Now(), State: m.reading.State, Kind: m.reading.BlockedOn, Authority: herd.AuthorityRuntime, Note: note}
-	d.bus.mu.Unlock()
+	d.state.unlock()
 	d.lw.do(m.name, func() {
 		if err := d.tasks.CloseTask(id, end, ledger.Artifact{Text: note, Source: ledger.SourceError}); err != nil {
 			d.logger.Printf("ledger: close %s: %v", id, err)
@@ -234,11 +234,11 @@ func (d *daemon) noteKeys(m *member, keys []string) {
 	if !hit {
 		return
 	}
-	d.bus.mu.Lock()
+	d.state.lock()
 	if t := m.task; t != nil && t.typed {
 		t.interrupted = true
 	}
-	d.bus.mu.Unlock()
+	d.state.unlock()
 }
 
 // applyOps is the ledger writer's batch: one commit for a run of transitions.
@@ -268,15 +268,15 @@ func itoa(n int) string {
 // task ends, or replaces the screen artifact of the task the screen already closed (no prompt
 // since). Called before the report reaches the tracker, whose change may close the task.
 func (d *daemon) hookFinal(m *member, payload []byte) {
-	d.bus.mu.Lock()
-	m.hooked = true
-	d.bus.mu.Unlock()
+	d.withState(func() {
+		m.hooked = true
+	})
 	msg := finalMessage(d.engines.Table(), payload)
 	if msg == "" || d.tasks == nil {
 		return
 	}
-	d.bus.mu.Lock()
-	defer d.bus.mu.Unlock()
+	d.state.lock()
+	defer d.state.unlock()
 	if t := m.task; t != nil && t.typed {
 		t.final = msg
 		return

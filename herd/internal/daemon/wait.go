@@ -127,7 +127,7 @@ func hWait(ctx context.Context, sc *serverConn, params json.RawMessage) (any, er
 		ms[i] = d.members[n]
 	}
 	d.mu.Unlock()
-	d.bus.mu.Lock()
+	d.state.lock()
 	sub := d.bus.subscribeLocked(names, false)
 	ws2 := make([]*waitee, len(names))
 	byName := map[string]*waitee{}
@@ -150,7 +150,7 @@ func hWait(ctx context.Context, sc *serverConn, params json.RawMessage) (any, er
 		}
 		ws2[i], byName[n] = w, w
 	}
-	d.bus.mu.Unlock()
+	d.state.unlock()
 	defer d.bus.unsubscribe(sub)
 
 	var deadline <-chan time.Time
@@ -360,9 +360,9 @@ func (d *daemon) awaitAfterPrompt(ctx context.Context, m *member, sub *busSub, w
 				return promptOutcome{WaitOutcome: herd.WaitOutcome{Name: m.name, Outcome: herd.OutcomeGone, State: herd.StateGone}}
 			}
 		case <-deadline:
-			d.bus.mu.Lock()
+			d.state.lock()
 			st := m.reading.State
-			d.bus.mu.Unlock()
+			d.state.unlock()
 			return promptOutcome{WaitOutcome: herd.WaitOutcome{Name: m.name, Outcome: herd.OutcomeTimeout, State: st}}
 		case <-ctx.Done():
 			return promptOutcome{WaitOutcome: herd.WaitOutcome{Name: m.name, Outcome: herd.OutcomeGone, State: herd.StateGone}}
