@@ -9,6 +9,7 @@ package builtins
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -117,6 +118,17 @@ func (s *herdSession) get(ctx context.Context, start bool) (*herd.Client, error)
 	}
 	s.client = c
 	return c, nil
+}
+
+// noDaemonError is herdList's rejection when no daemon answers and none could be started: it
+// names the fix and keeps the cause's exit code (5, infrastructure).
+func noDaemonError(home string, cause error) error {
+	where := "$MOSH_HOME"
+	if home != "" {
+		where = home
+	}
+	return exitcode.Wrap(fmt.Errorf("no herd daemon answers for %s and none could be started (%w); "+
+		"check with `mosh herd doctor`, then start a member with `mosh herd run --name NAME -- CMD`", where, cause), exitcode.Infra)
 }
 
 // ---- wait -----------------------------------------------------------------------------------------
@@ -290,7 +302,7 @@ func errCode(err error) (string, int) { return err.Error(), int(exitcode.Of(err)
 
 func init() {
 	Register(&Verb{
-		Name: "herdStart", Group: "herd", SideEffect: true,
+		Name: "herdStart", Group: "herd", Async: true, SideEffect: true,
 		Usage:   "herdStart(engine, {name, cwd, agent, args})",
 		Summary: "start a coding agent from the engines table as a herd member → {ok, name}",
 		Detail: "engine: claude, codex, opencode, pi, gemini, aider… (aliases like cc work).\n" +
@@ -350,7 +362,7 @@ func init() {
 	})
 
 	Register(&Verb{
-		Name: "herdRun", Group: "herd", SideEffect: true,
+		Name: "herdRun", Group: "herd", Async: true, SideEffect: true,
 		Usage:   "herdRun(cmd | [argv], {name, cwd, engine})",
 		Summary: "run any command as a herd member → {ok, name}",
 		Detail: "A string without shell syntax is split on spaces; one with pipes, quotes, $… runs under /bin/sh -c.\n" +
@@ -414,7 +426,7 @@ func init() {
 	})
 
 	Register(&Verb{
-		Name: "herdPrompt", Group: "herd", SideEffect: true,
+		Name: "herdPrompt", Group: "herd", Async: true, SideEffect: true,
 		Usage:   "herdPrompt(name, ...text, {answer})",
 		Summary: "type a prompt into a member, then Enter → {ok, task, queued?, position?, behind?}; does not wait",
 		Detail: "Text parts are joined by spaces. A member that is working or blocked queues the prompt\n" +
@@ -599,7 +611,7 @@ func init() {
 	})
 
 	Register(&Verb{
-		Name: "herdRead", Group: "herd", Read: true, Empty: "",
+		Name: "herdRead", Group: "herd", Async: true, Read: true, Empty: "",
 		Usage:   "herdRead(name, {lines})",
 		Summary: "the last lines of a member's screen and history, as a string (\"\" on error)",
 		Bind: func(c *Call) (Action, error) {
@@ -640,9 +652,13 @@ func init() {
 	})
 
 	Register(&Verb{
-		Name: "herdList", Group: "herd", Read: true, Empty: EmptyList,
+		Name: "herdList", Group: "herd", Async: true, Read: true, Empty: EmptyList,
 		Usage:   "herdList()",
-		Summary: "every member: [{name, engine, state, blockedOn, authority, cwd, alive, …}] ([] on error)",
+		Summary: "a promise of every member: [{name, engine, state, blockedOn, authority, cwd, alive, …}]; [] is an empty herd",
+		Detail: "Resolves [] only for a herd with no members. When no daemon answers and none can be started\n" +
+			"(a broken $MOSH_HOME, a daemon that does not answer) it rejects with code 5 and a message naming\n" +
+			"`mosh herd doctor`, so a script never mistakes a missing herd for an empty one. Under --dry-run no\n" +
+			"daemon is started: with none running it resolves [] (there is nothing to list).",
 		Bind: func(c *Call) (Action, error) {
 			if len(c.Args) > 0 {
 				return Action{}, c.Misuse("takes no arguments")
@@ -651,7 +667,10 @@ func init() {
 			return Action{Do: func(ctx context.Context) (any, error) {
 				cl, err := s.get(ctx, true)
 				if err != nil {
-					return nil, err
+					if s.dryRun || ctx.Err() != nil {
+						return nil, err
+					}
+					return nil, Reject(noDaemonError(s.home, err))
 				}
 				list, err := cl.List(ctx)
 				if err != nil {
@@ -666,7 +685,7 @@ func init() {
 	})
 
 	Register(&Verb{
-		Name: "herdKill", Group: "herd", SideEffect: true,
+		Name: "herdKill", Group: "herd", Async: true, SideEffect: true,
 		Usage:   "herdKill(name | [names])",
 		Summary: "stop members and forget them → {ok, killed}; a remote member's open task is canceled instead ({canceled})",
 		Bind: func(c *Call) (Action, error) {
@@ -713,7 +732,7 @@ func init() {
 	})
 
 	Register(&Verb{
-		Name: "herdSendKeys", Group: "herd", SideEffect: true,
+		Name: "herdSendKeys", Group: "herd", Async: true, SideEffect: true,
 		Usage:   "herdSendKeys(name, ...keys)",
 		Summary: "send keys to a member: \"Enter\", \"Escape\", \"C-c\", \"Up\", \"Tab\", digits, literal text → {ok, bytes}",
 		Bind: func(c *Call) (Action, error) {

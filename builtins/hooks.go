@@ -129,7 +129,7 @@ func init() {
 		},
 	})
 	Register(&Verb{
-		Name: "herdHookPlans", Usage: "herdHookPlans()", Group: "herd",
+		Name: "herdHookPlans", Usage: "herdHookPlans()", Group: "herd", Async: true,
 		Summary: "what `mosh herd hooks` installs per engine, from the engines table → {plans, errors, marker, fileMarker}",
 		Detail: "plans: [{engine, format, spec: {layout, timeout, timeoutUnit, toolMatcher, trust, fileKind}, file,\n" +
 			"note, marker, groups: [{event, matcher, hasMatcher, report, command}], text}], one per engine\n" +
@@ -137,8 +137,12 @@ func init() {
 			"errors: a message per engine whose spec is broken. marker: the text every herd hook command\n" +
 			"contains (how ours are found); fileMarker: how herd-written plugin files begin.",
 		Bind: func(c *Call) (Action, error) {
+			if len(c.Args) > 0 {
+				return Action{}, c.Misuse("takes no arguments")
+			}
+			dir := herdDirOf(c.Config().Env)
 			return Action{Do: func(context.Context) (any, error) {
-				plans, errs := state.Load(herdDirOf(c.Config().Env)).HookPlans()
+				plans, errs := state.Load(dir).HookPlans()
 				msgs := make([]string, len(errs))
 				for i, e := range errs {
 					msgs[i] = e.Error()

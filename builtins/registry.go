@@ -24,6 +24,9 @@
 //   - A Read verb never throws for a failure of the work itself: it returns Empty (null unless set).
 //   - An Async verb returns a promise (runtime.Async); its Do runs on its own goroutine, must not
 //     touch the VM and must honour ctx (cancelled on Ctrl-C, --timeout and the end of the run).
+//     Every herd verb is Async (or a Promise verb): HerdRule, enforced by Register.
+//   - A Read verb's Do may return Reject(err) for the one failure a script must tell apart from
+//     an empty answer (herdList with no daemon): it rejects instead of resolving Empty.
 //   - A SideEffect verb under --dry-run prints "▶ name(args) → would run" on stderr and returns
 //     Action.DryRun (default {ok:true, dryRun:true}) without calling Do; in a resolved promise
 //     when the verb returns a promise (Async or Promise), so its type never changes.
@@ -102,8 +105,22 @@ var registry = struct {
 	values []Value
 }{byName: map[string]*Verb{}}
 
+// HerdRule is the one rule of the herd vocabulary, said by `mosh commands` and `mosh help`, and
+// enforced by Register: every herd* function returns a promise and never blocks the event loop
+// (its socket and pty I/O runs on its own goroutine; the result is handed to JS on the loop), so
+// timers, other promises and Ctrl-C keep running while the daemon answers.
+const HerdRule = "every herd* function returns a promise (await it): the daemon's answer never blocks the event loop, so timers and other calls run meanwhile"
+
+// GroupRule is the rule every function of group follows, "" when the group has none.
+func GroupRule(group string) string {
+	if group == "herd" {
+		return HerdRule
+	}
+	return ""
+}
+
 // Register adds a verb. It panics on a programming mistake (no name, no Bind, a duplicate
-// name), which surfaces at start-up in every test.
+// name, a herd verb that is not async), which surfaces at start-up in every test.
 func Register(v *Verb) {
 	if v.Name == "" || v.Bind == nil {
 		panic("builtins.Register: a verb needs a Name and a Bind")
@@ -113,6 +130,9 @@ func Register(v *Verb) {
 	}
 	if v.Group == "" {
 		v.Group = "base"
+	}
+	if v.Group == "herd" && !v.Async && !v.Promise {
+		panic("builtins.Register: " + v.Name + " is a herd verb: " + HerdRule)
 	}
 	registry.Lock()
 	defer registry.Unlock()
@@ -165,6 +185,22 @@ func groupRank(g string) string {
 		return ""
 	}
 	return g
+}
+
+// rejectError is a failure a Read verb rejects with instead of resolving to its Empty: the one
+// failure a script must tell apart from an empty answer (herdList with no daemon).
+type rejectError struct{ err error }
+
+func (e *rejectError) Error() string { return e.err.Error() }
+func (e *rejectError) Unwrap() error { return e.err }
+
+// Reject makes a Read verb's Do fail with err (a rejection, or a throw for a sync verb) instead
+// of returning its Empty.
+func Reject(err error) error { return &rejectError{err: err} }
+
+func isReject(err error) bool {
+	var r *rejectError
+	return errors.As(err, &r)
 }
 
 // misuseError is an error returned by Bind for a call that does not fit the usage.

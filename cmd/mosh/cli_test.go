@@ -21,6 +21,7 @@ import (
 
 	"github.com/creack/pty"
 
+	"github.com/mosh-dev/mosh/builtins"
 	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
@@ -531,5 +532,26 @@ func TestREPLOnATerminal(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join(s.moshHome(), "repl_history"))
 	if !strings.Contains(string(b), "6 * 7") {
 		t.Errorf("history lacks the input: %q", b)
+	}
+}
+
+// `mosh commands` and `mosh help` say the herd vocabulary's one rule: every herd* function
+// returns a promise and never blocks the event loop.
+func TestCommandsAndHelpSayTheHerdRule(t *testing.T) {
+	s := newSandbox(t)
+	o := s.run("", "commands")
+	if o.code != 0 || !strings.Contains(o.stdout, "Rule: "+builtins.HerdRule+"\n") {
+		t.Errorf("commands does not say the herd rule: exit %d\n%s", o.code, o.stdout)
+	}
+	o = s.run("", "commands", "--json")
+	var l commandsListing
+	if err := json.Unmarshal([]byte(o.stdout), &l); err != nil || l.Rules["herd"] != builtins.HerdRule {
+		t.Errorf("commands --json rules = %v (%v)", l.Rules, err)
+	}
+	for _, name := range []string{"herdList", "herdPrompt", "herdRead", "herdHookPlans", "herdWait"} {
+		o = s.run("", "help", name)
+		if o.code != 0 || !strings.Contains(o.stdout, builtins.HerdRule) {
+			t.Errorf("help %s does not say the herd rule:\n%s", name, o.stdout)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -20,7 +21,10 @@ import (
 type commandsListing struct {
 	Verbs     []verbInfo      `json:"verbs"`
 	Functions []builtins.Info `json:"functions"`
-	Errors    []headerProblem `json:"errors"`
+	// Rules: the rule every function of a group follows, by group ("herd": every herd* function
+	// returns a promise and never blocks the event loop).
+	Rules  map[string]string `json:"rules"`
+	Errors []headerProblem   `json:"errors"`
 }
 
 type verbInfo struct {
@@ -70,7 +74,12 @@ func (c *cli) commandsCmd() *cobra.Command {
 }
 
 func (c *cli) listing(root *cobra.Command) commandsListing {
-	l := commandsListing{Verbs: []verbInfo{}, Functions: builtins.List(), Errors: []headerProblem{}}
+	l := commandsListing{Verbs: []verbInfo{}, Functions: builtins.List(), Rules: map[string]string{}, Errors: []headerProblem{}}
+	for _, f := range l.Functions {
+		if r := builtins.GroupRule(f.Group); r != "" {
+			l.Rules[f.Group] = r
+		}
+	}
 	var walk func(cmd *cobra.Command, parent string)
 	walk = func(cmd *cobra.Command, parent string) {
 		for _, sub := range cmd.Commands() {
@@ -128,6 +137,14 @@ func (c *cli) printListing(l commandsListing) {
 	}
 	writeTwoColumns(&b, rows)
 	b.WriteString("\nScript functions (in .mosh files; mosh help NAME for details):\n")
+	groups := make([]string, 0, len(l.Rules))
+	for g := range l.Rules {
+		groups = append(groups, g)
+	}
+	sort.Strings(groups)
+	for _, g := range groups {
+		fmt.Fprintf(&b, "  Rule: %s\n", l.Rules[g])
+	}
 	rows = rows[:0]
 	for _, f := range l.Functions {
 		rows = append(rows, [2]string{f.Usage, f.Summary})
@@ -209,7 +226,9 @@ func (c *cli) helpCmd() *cobra.Command {
 
 func (c *cli) printFunctionHelp(v *builtins.Verb) {
 	var traits []string
-	if v.Async || v.Promise {
+	if r := builtins.GroupRule(v.Group); r != "" {
+		traits = append(traits, r)
+	} else if v.Async || v.Promise {
 		traits = append(traits, "returns a promise")
 	}
 	if v.Read {
