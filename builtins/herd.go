@@ -303,6 +303,7 @@ func errCode(err error) (string, int) { return err.Error(), int(exitcode.Of(err)
 func init() {
 	Register(&Verb{
 		Name: "herdStart", Group: "herd", Async: true, SideEffect: true,
+		Params: "engine: string, opts?: { name?: string; cwd?: string; agent?: boolean; args?: string | string[] }", Result: launchResult{},
 		Usage:   "herdStart(engine, {name, cwd, agent, args})",
 		Summary: "start a coding agent from the engines table as a herd member → {ok, name}",
 		Detail: "engine: claude, codex, opencode, pi, gemini, aider… (aliases like cc work).\n" +
@@ -363,6 +364,7 @@ func init() {
 
 	Register(&Verb{
 		Name: "herdRun", Group: "herd", Async: true, SideEffect: true,
+		Params: "cmd: string | string[], opts?: { name?: string; cwd?: string; engine?: string }", Result: launchResult{},
 		Usage:   "herdRun(cmd | [argv], {name, cwd, engine})",
 		Summary: "run any command as a herd member → {ok, name}",
 		Detail: "A string without shell syntax is split on spaces; one with pipes, quotes, $… runs under /bin/sh -c.\n" +
@@ -427,6 +429,7 @@ func init() {
 
 	Register(&Verb{
 		Name: "herdPrompt", Group: "herd", Async: true, SideEffect: true,
+		Params: "name: string, ...text: (string | { answer?: boolean })[]", Result: promptResult{},
 		Usage:   "herdPrompt(name, ...text, {answer})",
 		Summary: "type a prompt into a member, then Enter → {ok, task, queued?, position?, behind?}; does not wait",
 		Detail: "Text parts are joined by spaces. A member that is working or blocked queues the prompt\n" +
@@ -493,6 +496,7 @@ func init() {
 
 	Register(&Verb{
 		Name: "herdWait", Group: "herd", SideEffect: true, Promise: true,
+		Params: "name: string | string[], opts?: { states?: string | string[]; timeout?: number | string; any?: boolean; nothrow?: boolean }", Result: tsOneOf{TSType("string"), TSType("null"), []waitEntry{}},
 		Usage:   "herdWait(name | [names], {states, timeout, any, nothrow})",
 		Summary: "a promise: one name → the state it reached; {any} → the winner; several → [{name, outcome, state}]",
 		Detail: "states default to blocked, done and idle; timeout is ms or a duration (default 30m, 0 = never).\n" +
@@ -612,6 +616,7 @@ func init() {
 
 	Register(&Verb{
 		Name: "herdRead", Group: "herd", Async: true, Read: true, Empty: "",
+		Params: "name: string, opts?: { lines?: number }", Result: "",
 		Usage:   "herdRead(name, {lines})",
 		Summary: "the last lines of a member's screen and history, as a string (\"\" on error)",
 		Bind: func(c *Call) (Action, error) {
@@ -653,6 +658,7 @@ func init() {
 
 	Register(&Verb{
 		Name: "herdList", Group: "herd", Async: true, Read: true, Empty: EmptyList,
+		Params: "", Result: []herd.Member{},
 		Usage:   "herdList()",
 		Summary: "a promise of every member: [{name, engine, state, blockedOn, authority, cwd, alive, …}]; [] is an empty herd",
 		Detail: "Resolves [] only for a herd with no members. When no daemon answers and none can be started\n" +
@@ -686,6 +692,7 @@ func init() {
 
 	Register(&Verb{
 		Name: "herdKill", Group: "herd", Async: true, SideEffect: true,
+		Params: "name: string | string[]", Result: killResult{},
 		Usage:   "herdKill(name | [names])",
 		Summary: "stop members and forget them → {ok, killed}; a remote member's open task is canceled instead ({canceled})",
 		Bind: func(c *Call) (Action, error) {
@@ -733,6 +740,7 @@ func init() {
 
 	Register(&Verb{
 		Name: "herdSendKeys", Group: "herd", Async: true, SideEffect: true,
+		Params: "name: string, ...keys: string[]", Result: keysResult{},
 		Usage:   "herdSendKeys(name, ...keys)",
 		Summary: "send keys to a member: \"Enter\", \"Escape\", \"C-c\", \"Up\", \"Tab\", digits, literal text → {ok, bytes}",
 		Bind: func(c *Call) (Action, error) {

@@ -60,6 +60,13 @@ type Verb struct {
 	// Empty is what a Read verb returns on failure: nil for null, EmptyList for [], or any value.
 	Empty any
 
+	// Params is the verb's parameter list in TypeScript, for `mosh types`
+	// ("name: string, opts?: { lines?: number }"). Result is what it returns (resolves with, for
+	// a promise): a Go value whose type is reflected into TypeScript (a result struct, "" for a
+	// string), or a TSType. A Read verb's Empty is added to a reflected Result.
+	Params string
+	Result any
+
 	// Bind reads the JS arguments (on the loop goroutine) and returns the work. Return
 	// c.Misuse(...) or any other error to throw before anything runs.
 	Bind func(c *Call) (Action, error)
@@ -83,6 +90,7 @@ var EmptyList = []any{}
 // Value is a global that is not a function (argv, env, flags, alive); listed for help only.
 type Value struct {
 	Name, Usage, Summary, Detail string
+	Type                         TSType // its TypeScript type, for `mosh types`
 }
 
 // Info is one entry of List, for `mosh commands` and `mosh help`.

@@ -555,3 +555,21 @@ func TestCommandsAndHelpSayTheHerdRule(t *testing.T) {
 		}
 	}
 }
+
+// `mosh types` prints the registry's TypeScript declarations (mosh types > mosh.d.ts), and
+// --json wraps them; `mosh commands` lists the verb.
+func TestTypesVerb(t *testing.T) {
+	s := newSandbox(t)
+	o := s.run("", "types")
+	if o.code != 0 || o.stdout != builtins.Declarations() || !strings.Contains(o.stdout, "declare function herdList(): Promise<Member[]>;") {
+		t.Fatalf("types: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	o = s.run("", "types", "--json")
+	var j struct{ File, Text string }
+	if err := json.Unmarshal([]byte(o.stdout), &j); err != nil || j.File != "mosh.d.ts" || j.Text != builtins.Declarations() {
+		t.Fatalf("types --json: %v %q", err, o.stdout[:min(len(o.stdout), 200)])
+	}
+	if o = s.run("", "commands"); !strings.Contains(o.stdout, "mosh types") {
+		t.Errorf("commands does not list types:\n%s", o.stdout)
+	}
+}

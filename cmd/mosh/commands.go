@@ -73,6 +73,34 @@ func (c *cli) commandsCmd() *cobra.Command {
 	return cmd
 }
 
+// typesCmd prints TypeScript declarations of every script global and built-in module, generated
+// from the same registry as `mosh commands`, for editors: `mosh types > mosh.d.ts`.
+func (c *cli) typesCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "types [--json]",
+		Short: "print TypeScript declarations of every script function, value and mosh: module (mosh types > mosh.d.ts)",
+		Long: "Prints a .d.ts file declaring every global a .mosh script sees (the builtins of `mosh commands`,\n" +
+			"argv/env/flags/alive, console, timers, exit) and every built-in module (import … from \"mosh:eval\").\n" +
+			"Save it next to your scripts (mosh types > mosh.d.ts) and editors complete and check .mosh/.ts files.\n" +
+			"--json prints {\"file\": \"mosh.d.ts\", \"text\": …}.",
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			text := builtins.Declarations()
+			if asJSON {
+				return writeJSON(c.gs.Stdout, struct {
+					File string `json:"file"`
+					Text string `json:"text"`
+				}{"mosh.d.ts", text})
+			}
+			_, err := fmt.Fprint(c.gs.Stdout, text)
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print {file, text} as JSON")
+	return cmd
+}
+
 func (c *cli) listing(root *cobra.Command) commandsListing {
 	l := commandsListing{Verbs: []verbInfo{}, Functions: builtins.List(), Rules: map[string]string{}, Errors: []headerProblem{}}
 	for _, f := range l.Functions {

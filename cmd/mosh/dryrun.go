@@ -42,6 +42,7 @@ var dryRunModes = map[string]dryMode{
 	"":                   dryScript, // mosh FILE | -e CODE | - | the REPL
 	"run":                dryScript,
 	"commands":           dryRead,
+	"types":              dryRead,
 	"help":               dryRead,
 	"exit-codes":         dryRead,
 	"script-headers":     dryRead,
