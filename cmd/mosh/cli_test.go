@@ -573,3 +573,49 @@ func TestTypesVerb(t *testing.T) {
 		t.Errorf("commands does not list types:\n%s", o.stdout)
 	}
 }
+
+// Every verb that prints a result takes --json (and so --jq); the exceptions print no result a
+// program could read, each for a reason named here.
+func TestEveryVerbThatPrintsTakesJSON(t *testing.T) {
+	noResult := map[string]string{
+		"mosh attach":      "an interactive terminal",
+		"mosh herd attach": "an interactive terminal",
+		"mosh completion":  "prints a shell script",
+		"mosh gradient":    "passes the tool's own output through",
+		"mosh run":         "a script's output is the script's",
+		"mosh herd daemon": "--foreground runs the daemon; status and stop take --json",
+		"mosh herd remote": "prints its subcommands' help",
+	}
+	s := newSandbox(t)
+	o := s.run("", "commands", "--json")
+	var l commandsListing
+	if err := json.Unmarshal([]byte(o.stdout), &l); err != nil {
+		t.Fatalf("%v\n%s", err, o.stdout)
+	}
+	for _, v := range l.Verbs {
+		has := false
+		for _, f := range v.Flags {
+			has = has || f.Name == "json"
+		}
+		if why := noResult[v.Path]; why != "" {
+			if has {
+				t.Errorf("%s takes --json now: drop it from the exceptions (%s)", v.Path, why)
+			}
+			continue
+		}
+		if !has {
+			t.Errorf("%s (%s) prints a result but takes no --json", v.Path, v.Origin)
+		}
+	}
+	// The ones added here: mosh new --json and herd serve --json --dry-run.
+	file := filepath.Join(s.moshHome(), "scripts", "hi.mosh")
+	s.run("", "new", "hi", "--json").expect(t, "new --json", 0, `{"file":"`+file+`","verb":"mosh hi"}`+"\n", "")
+	o = s.run("", "--dry-run", "herd", "serve", "--port", "0", "--json")
+	var dry struct {
+		DryRun bool   `json:"dryRun"`
+		Verb   string `json:"verb"`
+	}
+	if err := json.Unmarshal([]byte(o.stdout), &dry); err != nil || !dry.DryRun || dry.Verb != "herd serve" {
+		t.Errorf("serve --dry-run --json: %v %q %q", err, o.stdout, o.stderr)
+	}
+}

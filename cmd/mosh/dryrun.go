@@ -470,5 +470,5 @@ func dryServe(gs *globalState, cmd *cobra.Command, f serveFlags) error {
 	if !a2a.IsLoopback(addr) {
 		what += ", beyond loopback"
 	}
-	return newHerdCLI(gs).narrate(cmd, false, what, nil) // serve has no --json: the narration is the sentence
+	return newHerdCLI(gs).narrate(cmd, f.asJSON, what, nil)
 }
