@@ -996,3 +996,40 @@ func TestHerdGeminiFromTheTable(t *testing.T) {
 		t.Fatalf("no done transition by a hook: %+v", task.Transitions)
 	}
 }
+
+// `mosh herd doctor` names an installed engine older than its entry's minVersion: a fake gemini
+// in $MOSH_HOME/bin prints 0.20.0 for --version, and the gemini entry needs 0.26.0.
+func TestHerdDoctorOldEngine(t *testing.T) {
+	e := newHerdEnv(t)
+	bin := filepath.Join(e.home, "bin")
+	if err := os.MkdirAll(bin, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "gemini"), []byte("#!/bin/sh\necho 0.20.0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, running := range []bool{false, true} { // the client's doctor, then the daemon's
+		if running {
+			e.ok("herd", "status")
+		}
+		out, errs, _ := e.run("herd", "doctor", "--json")
+		var r struct {
+			Checks []struct{ Name, Level, Detail, Fix string } `json:"checks"`
+		}
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatalf("doctor --json: %v\n%s\n%s", err, out, errs)
+		}
+		found := false
+		for _, c := range r.Checks {
+			if c.Name == "engine versions" {
+				found = true
+				if c.Level != "warn" || !strings.Contains(c.Detail, "gemini 0.20.0") || !strings.Contains(c.Detail, "older than 0.26.0") || !strings.Contains(c.Fix, "upgrade gemini") {
+					t.Errorf("daemon running %v: %+v", running, c)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("daemon running %v: no engine versions check in %s", running, out)
+		}
+	}
+}
