@@ -118,8 +118,15 @@ func (d *slowDaemon) serve(conn net.Conn) {
 			continue
 		}
 		if r.Method == herd.MethodSendKeys && strings.Contains(string(r.Params), `"name":"release"`) {
-			write(answer(r))
 			hmu.Lock()
+			if len(held) == 0 {
+				// Nothing to release yet (the script's call has not arrived): say so, and the
+				// script asks again.
+				hmu.Unlock()
+				write(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"name":"release","bytes":0}}`, r.ID))
+				continue
+			}
+			write(answer(r))
 			for _, h := range held {
 				d.mu.Lock()
 				d.released[h.Method] = true
@@ -189,8 +196,16 @@ func TestHerdBuiltinsNeverBlockTheLoop(t *testing.T) {
 			env := map[string]string{"PATH": os.Getenv("PATH"), "HOME": d.home, "MOSH_HOME": d.home, "MOSH_REMOTE_FAR_TOKEN": "tok"}
 			r := runCtx(t, context.Background(), `
 const order = []
-const p = Promise.resolve(`+c.call+`).then(() => order.push("settled"), () => order.push("settled"))
-setTimeout(async () => { order.push("timer"); await herdSendKeys("release", "Enter") }, 0)
+let settled = false
+const p = Promise.resolve(`+c.call+`).then(() => { settled = true; order.push("settled") }, () => { settled = true; order.push("settled") })
+// A timer releases the held call: it asks until the daemon holds the call (bytes 1).
+const release = async () => {
+  if (settled) return
+  if (!order.includes("timer")) order.push("timer")
+  const r = await herdSendKeys("release", "Enter")
+  if (r.bytes === 0) setTimeout(release, 1)
+}
+setTimeout(release, 0)
 await p
 console.log(order.join(","))
 `, Config{Env: env}, time.Minute)
@@ -239,7 +254,8 @@ func TestHerdListNoDaemonIsNotAnEmptyHerd(t *testing.T) {
 	d := newSlowDaemon(t)
 	env := map[string]string{"PATH": os.Getenv("PATH"), "HOME": d.home, "MOSH_HOME": d.home}
 	r := runCtx(t, context.Background(), `
-setTimeout(() => herdSendKeys("release", "Enter"), 0)
+const release = async () => { if ((await herdSendKeys("release", "Enter")).bytes === 0) setTimeout(release, 1) }
+setTimeout(release, 0)
 console.log(JSON.stringify(await herdList()))
 `, Config{Env: env}, time.Minute)
 	expectOut(t, r, "[]\n")
