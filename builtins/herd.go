@@ -657,14 +657,15 @@ func init() {
 	})
 
 	Register(&Verb{
-		Name: "herdList", Group: "herd", Async: true, Read: true, Empty: EmptyList,
+		Name: "herdList", Group: "herd", Async: true,
 		Params: "", Result: []herd.Member{},
 		Usage:   "herdList()",
 		Summary: "a promise of every member: [{name, engine, state, blockedOn, authority, cwd, alive, …}]; [] is an empty herd",
-		Detail: "Resolves [] only for a herd with no members. When no daemon answers and none can be started\n" +
-			"(a broken $MOSH_HOME, a daemon that does not answer) it rejects with code 5 and a message naming\n" +
-			"`mosh herd doctor`, so a script never mistakes a missing herd for an empty one. Under --dry-run no\n" +
-			"daemon is started: with none running it resolves [] (there is nothing to list).",
+		Detail: "Resolves [] only for a herd with no members; unlike the other read verbs it never turns a failure\n" +
+			"into an empty answer. When no daemon answers and none can be started (a broken $MOSH_HOME, a daemon\n" +
+			"that does not answer) it rejects with a message naming `mosh herd doctor` (exit code 5 if uncaught),\n" +
+			"so a script never mistakes a missing herd for an empty one. Under --dry-run no daemon is started:\n" +
+			"with none running it resolves [] (there is nothing to list).",
 		Bind: func(c *Call) (Action, error) {
 			if len(c.Args) > 0 {
 				return Action{}, c.Misuse("takes no arguments")
@@ -673,10 +674,13 @@ func init() {
 			return Action{Do: func(ctx context.Context) (any, error) {
 				cl, err := s.get(ctx, true)
 				if err != nil {
-					if s.dryRun || ctx.Err() != nil {
+					switch {
+					case ctx.Err() != nil:
 						return nil, err
+					case s.dryRun:
+						return []herd.Member{}, nil // a dry run starts no daemon; none runs, so none has members
 					}
-					return nil, Reject(noDaemonError(s.home, err))
+					return nil, noDaemonError(s.home, err)
 				}
 				list, err := cl.List(ctx)
 				if err != nil {

@@ -226,7 +226,7 @@ func (in *install) wrap(v *Verb) func(goja.FunctionCall) goja.Value {
 		var res any
 		err := guard(v, func() (err error) { res, err = act.Do(in.vu.Context()); return err })
 		if err != nil {
-			if v.Read && !IsMisuse(err) && !isReject(err) {
+			if v.Read && !IsMisuse(err) {
 				return toJS(vm, v.Empty)
 			}
 			panic(in.throwable(v, err))
@@ -242,7 +242,7 @@ func (in *install) async(v *Verb, do func(context.Context) (any, error)) goja.Va
 		var res any
 		err := guard(v, func() (err error) { res, err = do(ctx); return err })
 		if err != nil {
-			if !v.Read || ctx.Err() != nil || isReject(err) {
+			if !v.Read || ctx.Err() != nil {
 				return nil, wrapVerbError(v, err)
 			}
 			res = v.Empty

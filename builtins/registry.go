@@ -25,8 +25,6 @@
 //   - An Async verb returns a promise (runtime.Async); its Do runs on its own goroutine, must not
 //     touch the VM and must honour ctx (cancelled on Ctrl-C, --timeout and the end of the run).
 //     Every herd verb is Async (or a Promise verb): HerdRule, enforced by Register.
-//   - A Read verb's Do may return Reject(err) for the one failure a script must tell apart from
-//     an empty answer (herdList with no daemon): it rejects instead of resolving Empty.
 //   - A SideEffect verb under --dry-run prints "▶ name(args) → would run" on stderr and returns
 //     Action.DryRun (default {ok:true, dryRun:true}) without calling Do; in a resolved promise
 //     when the verb returns a promise (Async or Promise), so its type never changes.
@@ -104,6 +102,9 @@ type Info struct {
 	Async      bool   `json:"async"`
 	Read       bool   `json:"read"`
 	SideEffect bool   `json:"sideEffect"`
+	// Signature is its TypeScript type, as `mosh types` declares it: "(name: string) =>
+	// Promise<Task | null>" for a function, the type of a value.
+	Signature string `json:"signature"`
 }
 
 var registry = struct {
@@ -176,14 +177,16 @@ func List() []Info {
 	registry.Lock()
 	defer registry.Unlock()
 	out := make([]Info, 0, len(registry.values)+len(registry.verbs))
+	g := newTSGen()
 	for _, v := range registry.values {
-		out = append(out, Info{Name: v.Name, Kind: "value", Group: "base", Usage: v.Usage, Summary: v.Summary, Detail: v.Detail})
+		out = append(out, Info{Name: v.Name, Kind: "value", Group: "base", Usage: v.Usage, Summary: v.Summary, Detail: v.Detail, Signature: valueType(v)})
 	}
 	verbs := append([]*Verb(nil), registry.verbs...)
 	sort.SliceStable(verbs, func(i, j int) bool { return groupRank(verbs[i].Group) < groupRank(verbs[j].Group) })
 	for _, v := range verbs {
+		params, result := verbSignature(g, v)
 		out = append(out, Info{Name: v.Name, Kind: "function", Group: v.Group, Usage: v.Usage, Summary: v.Summary, Detail: v.Detail,
-			Async: v.Async || v.Promise, Read: v.Read, SideEffect: v.SideEffect})
+			Async: v.Async || v.Promise, Read: v.Read, SideEffect: v.SideEffect, Signature: "(" + params + ") => " + result})
 	}
 	return out
 }
@@ -193,22 +196,6 @@ func groupRank(g string) string {
 		return ""
 	}
 	return g
-}
-
-// rejectError is a failure a Read verb rejects with instead of resolving to its Empty: the one
-// failure a script must tell apart from an empty answer (herdList with no daemon).
-type rejectError struct{ err error }
-
-func (e *rejectError) Error() string { return e.err.Error() }
-func (e *rejectError) Unwrap() error { return e.err }
-
-// Reject makes a Read verb's Do fail with err (a rejection, or a throw for a sync verb) instead
-// of returning its Empty.
-func Reject(err error) error { return &rejectError{err: err} }
-
-func isReject(err error) bool {
-	var r *rejectError
-	return errors.As(err, &r)
 }
 
 // misuseError is an error returned by Bind for a call that does not fit the usage.

@@ -80,19 +80,15 @@ func Declarations() string {
 	registry.Unlock()
 	sort.SliceStable(verbs, func(i, j int) bool { return groupRank(verbs[i].Group) < groupRank(verbs[j].Group) })
 
-	g := &tsGen{named: map[reflect.Type]string{}, used: map[string]reflect.Type{}}
+	g := newTSGen()
 	var body strings.Builder
 	for _, rg := range runtimeGlobals {
 		body.WriteString(rg.Decl + "\n")
 	}
 	body.WriteString("\n")
 	for _, v := range values {
-		t := string(v.Type)
-		if t == "" {
-			t = "any"
-		}
 		writeDoc(&body, v.Summary, "")
-		fmt.Fprintf(&body, "declare const %s: %s;\n", v.Name, t)
+		fmt.Fprintf(&body, "declare const %s: %s;\n", v.Name, valueType(v))
 	}
 	body.WriteString("\n")
 	for _, v := range verbs {
@@ -121,6 +117,18 @@ func Declarations() string {
 		fmt.Fprintf(&b, "\ndeclare module \"mosh:%s\" {\n%s\n}\n", name, indent(strings.TrimRight(decl, "\n")))
 	}
 	return b.String()
+}
+
+func newTSGen() *tsGen {
+	return &tsGen{named: map[reflect.Type]string{}, used: map[string]reflect.Type{}}
+}
+
+// valueType is a value's TypeScript type ("any" when it names none).
+func valueType(v Value) string {
+	if v.Type == "" {
+		return "any"
+	}
+	return string(v.Type)
 }
 
 // verbSignature is a verb's TypeScript parameter list and result type.

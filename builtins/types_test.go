@@ -59,6 +59,12 @@ func TestTypesDeclareEveryGlobal(t *testing.T) {
 		}
 	}
 
+	for _, info := range List() {
+		want := map[string]string{"herdList": "() => Promise<Member[]>", "argv": "readonly string[]", "exists": "(path: string) => boolean"}[info.Name]
+		if want != "" && info.Signature != want {
+			t.Errorf("mosh commands --json: %s signature %q, want %q", info.Name, info.Signature, want)
+		}
+	}
 	if !strings.Contains(d, "declare module \"mosh:eval\" {") || !strings.Contains(d, "export function loadDataset(path: string): Case[];") {
 		t.Errorf("mosh:eval is not declared:\n%s", d)
 	}

@@ -63,6 +63,7 @@ func (c *cli) commandsCmd() *cobra.Command {
 			if asJSON {
 				enc := json.NewEncoder(c.gs.Stdout)
 				enc.SetIndent("", "  ")
+				enc.SetEscapeHTML(false) // signatures hold < and >
 				return enc.Encode(l)
 			}
 			c.printListing(l)
@@ -272,6 +273,11 @@ func (c *cli) printFunctionHelp(v *builtins.Verb) {
 	}
 	if v.Detail != "" {
 		fmt.Fprintf(&b, "\n%s\n", v.Detail)
+	}
+	for _, info := range builtins.List() {
+		if info.Name == v.Name && info.Signature != "" {
+			fmt.Fprintf(&b, "\nTypeScript (mosh types): %s%s\n", v.Name, strings.TrimPrefix(strings.Replace(info.Signature, ") => ", "): ", 1), ""))
+		}
 	}
 	fmt.Fprint(c.gs.Stdout, b.String())
 }
