@@ -156,3 +156,19 @@ export {}
 		t.Fatalf("tsc accepted misuses of herdList and herdRead: %v\n%s", err, out)
 	}
 }
+
+// Every export of mosh:eval (modules/eval.js) is declared in mosh.d.ts, so an export added to
+// the module without its declaration fails here.
+func TestTypesDeclareEveryModuleExport(t *testing.T) {
+	d := Declarations()
+	re := regexp.MustCompile(`(?m)^export\s+(?:async\s+)?(?:function\*?|const|let|var|class)\s+([A-Za-z_$][\w$]*)`)
+	exports := re.FindAllStringSubmatch(evalModule, -1)
+	if len(exports) < 4 {
+		t.Fatalf("found only %d exports in eval.js", len(exports))
+	}
+	for _, m := range exports {
+		if !regexp.MustCompile(`export (?:function|const) ` + regexp.QuoteMeta(m[1]) + `[(:]`).MatchString(d) {
+			t.Errorf("mosh:eval exports %s, but mosh.d.ts does not declare it: add it to evalModuleTypes", m[1])
+		}
+	}
+}
