@@ -41,6 +41,7 @@ const (
 func init() {
 	Register(&Verb{
 		Name: "ai", Usage: aiUsage, Group: "ai", Async: true, SideEffect: true,
+		Params: "prompt: string, opts?: { engine?: string; model?: string; timeout?: number | string; cwd?: string; json?: boolean }", Result: TSType("any"),
 		Summary: "ask a model one question (an engine's headless mode, or a model API); a promise of the answer text",
 		Detail: strings.Join([]string{
 			"ai(\"summarise this diff: …\") resolves with the answer text; {json: true} resolves with the first",

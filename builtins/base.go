@@ -13,14 +13,15 @@ import (
 )
 
 func init() {
-	registerValue(Value{Name: "argv", Usage: "argv", Summary: "the script's arguments (strings after the file name)"})
-	registerValue(Value{Name: "env", Usage: "env", Summary: "the environment, as an object of strings"})
-	registerValue(Value{Name: "flags", Usage: "flags", Summary: "a script verb's flags, by declared name and camelCase (durations in ms)"})
-	registerValue(Value{Name: "alive", Usage: "while (alive) { … }", Summary: "true until stop() or --max reads (default 3)",
+	registerValue(Value{Name: "argv", Type: "readonly string[]", Usage: "argv", Summary: "the script's arguments (strings after the file name)"})
+	registerValue(Value{Name: "env", Type: "Record<string, string>", Usage: "env", Summary: "the environment, as an object of strings"})
+	registerValue(Value{Name: "flags", Type: "Record<string, any>", Usage: "flags", Summary: "a script verb's flags, by declared name and camelCase (durations in ms)"})
+	registerValue(Value{Name: "alive", Type: "boolean", Usage: "while (alive) { … }", Summary: "true until stop() or --max reads (default 3)",
 		Detail: "Each read counts. After --max N reads (default 3) alive is false and mosh says so once on stderr.\nAssigning alive = false is the same as stop()."})
 
 	Register(&Verb{
 		Name: "stop", Usage: "stop()", Summary: "make alive false from now on",
+		Params: "", Result: TSType("void"),
 		Bind: func(c *Call) (Action, error) {
 			return Action{Do: func(context.Context) (any, error) {
 				c.in.stopped = true
@@ -30,6 +31,7 @@ func init() {
 	})
 	Register(&Verb{
 		Name: "say", Usage: "say(...parts)", Summary: "print a line: 💬 parts joined by spaces",
+		Params: "...parts: unknown[]", Result: TSType("void"),
 		Bind: func(c *Call) (Action, error) {
 			parts := make([]string, len(c.Args))
 			for i, a := range c.Args {
@@ -43,6 +45,7 @@ func init() {
 	})
 	Register(&Verb{
 		Name: "sleep", Usage: `sleep(ms | "2s")`, Summary: "a promise that resolves after a while",
+		Params: "ms: number | string", Result: TSType("void"),
 		Detail: "A number is milliseconds; a string is a duration: 500ms, 2s, 10m, 1h.\nCtrl-C and --timeout end the wait.",
 		Async:  true,
 		Bind: func(c *Call) (Action, error) {

@@ -21,8 +21,10 @@ var evalModule string
 
 func init() {
 	runtime.RegisterModule("eval", evalModule)
+	registerModuleTypes("eval", evalModuleTypes)
 	Register(&Verb{
 		Name: "parseCSV", Usage: "parseCSV(text)", Summary: "parse CSV text (RFC 4180: quotes, doubled quotes, embedded newlines) into an array of rows",
+		Params: "text: string", Result: TSType("string[][]"),
 		Detail: strings.Join([]string{
 			"Each row is an array of strings; rows may differ in length. A malformed text throws with",
 			"the line and column of the fault (\"parseCSV: line 3, column 7: bare \\\" in non-quoted field\").",
@@ -37,6 +39,7 @@ func init() {
 	})
 	Register(&Verb{
 		Name: "firstJSON", Usage: "firstJSON(text)", Summary: "the first JSON value in a text (the whole text, or the first object or array in it), or null",
+		Params: "text: string", Result: TSType("any"),
 		Read: true,
 		Bind: func(c *Call) (Action, error) {
 			text, err := textArg(c, 0, "the text")
@@ -53,6 +56,54 @@ func init() {
 		},
 	})
 }
+
+// evalModuleTypes declares mosh:eval's exports (modules/eval.js) for `mosh types`.
+const evalModuleTypes = `/** One assertion of a case: contains, not-contains, regex, equals, json-path or command. */
+export interface Assertion {
+  type: "contains" | "not-contains" | "regex" | "equals" | "json-path" | "command";
+  value?: any;
+  path?: string;
+  weight?: number;
+  timeout?: number | string;
+}
+/** A normalised case of a dataset. */
+export interface Case {
+  id: string;
+  prompt: string;
+  expect?: string;
+  rubric?: string;
+  assert: Assertion[];
+  /** where the case was read: "x.jsonl:3" */
+  where: string;
+  [key: string]: any;
+}
+/** One scored check: the assertion (or the case's expect) and its outcome. */
+export interface CheckResult {
+  type: string;
+  value?: any;
+  weight: number;
+  pass: boolean;
+  error?: string;
+  got?: any;
+  code?: number;
+  output?: string;
+}
+export interface Score {
+  scored: boolean;
+  score: number | null;
+  pass: boolean | null;
+  results: CheckResult[];
+  rubric: string | null;
+}
+export const ASSERT_TYPES: string[];
+/** Read a .jsonl, .json (an array or {cases}) or .csv dataset into normalised cases; throws naming FILE:N. */
+export function loadDataset(path: string): Case[];
+/** moshcode's rule: a case-insensitive regex; an invalid one is a case-insensitive substring. */
+export function expectMatches(expect: string, answer: string): boolean;
+/** Read "a.b[0].c" (a leading "$." is allowed) from a value; undefined when absent. */
+export function jsonPath(value: unknown, path: string): any;
+/** Apply a case's expect and assertions to an answer. */
+export function score(c: Case, answer: string, opts?: { cwd?: string }): Promise<Score>;`
 
 func parseCSV(text string) (any, error) {
 	r := csv.NewReader(strings.NewReader(strings.TrimPrefix(text, "\ufeff")))

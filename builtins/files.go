@@ -14,6 +14,7 @@ import (
 func init() {
 	Register(&Verb{
 		Name: "readText", Usage: "readText(path)", Summary: "a file's text, or null if it cannot be read",
+		Params: "path: string", Result: TSType("string | null"),
 		Read: true,
 		Bind: func(c *Call) (Action, error) {
 			path, err := c.String(0, "path")
@@ -31,6 +32,7 @@ func init() {
 	})
 	Register(&Verb{
 		Name: "readJSON", Usage: "readJSON(path)", Summary: "a file parsed as JSON, or null if it cannot be read or parsed",
+		Params: "path: string", Result: TSType("any"),
 		Read: true,
 		Bind: func(c *Call) (Action, error) {
 			path, err := c.String(0, "path")
@@ -48,6 +50,7 @@ func init() {
 	})
 	Register(&Verb{
 		Name: "exists", Usage: "exists(path)", Summary: "whether a file or directory exists",
+		Params: "path: string", Result: TSType("boolean"),
 		Read: true, Empty: false,
 		Bind: func(c *Call) (Action, error) {
 			path, err := c.String(0, "path")
@@ -62,6 +65,7 @@ func init() {
 	})
 	Register(&Verb{
 		Name: "writeText", Usage: "writeText(path, text, {mode})", Summary: "replace a file's text atomically",
+		Params: "path: string, text: string, opts?: { mode?: number }", Result: writeResult{},
 		Detail: writeDetail, SideEffect: true,
 		Bind: func(c *Call) (Action, error) {
 			path, err := c.String(0, "path")
@@ -80,6 +84,7 @@ func init() {
 	})
 	Register(&Verb{
 		Name: "writeJSON", Usage: "writeJSON(path, value, {mode})", Summary: "write a value as indented JSON, atomically",
+		Params: "path: string, value: unknown, opts?: { mode?: number }", Result: writeResult{},
 		Detail: writeDetail, SideEffect: true,
 		Bind: func(c *Call) (Action, error) {
 			path, err := c.String(0, "path")
@@ -101,6 +106,7 @@ func init() {
 func init() {
 	Register(&Verb{
 		Name: "mkdir", Usage: "mkdir(path, {mode})", Summary: "create a directory and its parents (no error if it exists)",
+		Params: "path: string, opts?: { mode?: number }", Result: mkdirResult{},
 		Detail: "New directories get {mode} (default 0o755). Returns {ok: true, path, created}.", SideEffect: true,
 		Bind: func(c *Call) (Action, error) {
 			path, err := c.String(0, "path")

@@ -13,6 +13,7 @@ import (
 func init() {
 	Register(&Verb{
 		Name: "gradient", Usage: "gradient(...args, {cwd, env, timeout, input})", Group: "tools",
+		Params: "...args: (string | { cwd?: string; env?: Record<string, string>; timeout?: number | string; input?: string })[]", Result: shResult{},
 		Async: true, SideEffect: true,
 		Summary: "run the DigitalOcean Gradient ADK CLI (mosh install gradient); a promise of {ok, code, stdout, stderr}",
 		Detail: strings.Join([]string{

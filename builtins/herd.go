@@ -9,6 +9,7 @@ package builtins
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -118,6 +119,17 @@ func (s *herdSession) get(ctx context.Context, start bool) (*herd.Client, error)
 	}
 	s.client = c
 	return c, nil
+}
+
+// noDaemonError is herdList's rejection when no daemon answers and none could be started: it
+// names the fix and keeps the cause's exit code (5, infrastructure).
+func noDaemonError(home string, cause error) error {
+	where := "$MOSH_HOME"
+	if home != "" {
+		where = home
+	}
+	return exitcode.Wrap(fmt.Errorf("no herd daemon answers for %s and none could be started (%w); "+
+		"check with `mosh herd doctor`, then start a member with `mosh herd run --name NAME -- CMD`", where, cause), exitcode.Infra)
 }
 
 // ---- wait -----------------------------------------------------------------------------------------
@@ -291,7 +303,8 @@ func errCode(err error) (string, int) { return err.Error(), int(exitcode.Of(err)
 
 func init() {
 	Register(&Verb{
-		Name: "herdStart", Group: "herd", SideEffect: true,
+		Name: "herdStart", Group: "herd", Async: true, SideEffect: true,
+		Params: "engine: string, opts?: { name?: string; cwd?: string; agent?: boolean; args?: string | string[] }", Result: launchResult{},
 		Usage:   "herdStart(engine, {name, cwd, agent, args})",
 		Summary: "start a coding agent from the engines table as a herd member → {ok, name}",
 		Detail: "engine: claude, codex, opencode, pi, gemini, aider… (aliases like cc work).\n" +
@@ -351,7 +364,8 @@ func init() {
 	})
 
 	Register(&Verb{
-		Name: "herdRun", Group: "herd", SideEffect: true,
+		Name: "herdRun", Group: "herd", Async: true, SideEffect: true,
+		Params: "cmd: string | string[], opts?: { name?: string; cwd?: string; engine?: string }", Result: launchResult{},
 		Usage:   "herdRun(cmd | [argv], {name, cwd, engine})",
 		Summary: "run any command as a herd member → {ok, name}",
 		Detail: "A string without shell syntax is split on spaces; one with pipes, quotes, $… runs under /bin/sh -c.\n" +
@@ -415,7 +429,8 @@ func init() {
 	})
 
 	Register(&Verb{
-		Name: "herdPrompt", Group: "herd", SideEffect: true,
+		Name: "herdPrompt", Group: "herd", Async: true, SideEffect: true,
+		Params: "name: string, ...text: (string | { answer?: boolean })[]", Result: promptResult{},
 		Usage:   "herdPrompt(name, ...text, {answer})",
 		Summary: "type a prompt into a member, then Enter → {ok, task, queued?, position?, behind?}; does not wait",
 		Detail: "Text parts are joined by spaces. A member that is working or blocked queues the prompt\n" +
@@ -482,6 +497,7 @@ func init() {
 
 	Register(&Verb{
 		Name: "herdWait", Group: "herd", SideEffect: true, Promise: true,
+		Params: "name: string | string[], opts?: { states?: string | string[]; timeout?: number | string; any?: boolean; nothrow?: boolean }", Result: tsOneOf{TSType("string"), TSType("null"), []waitEntry{}},
 		Usage:   "herdWait(name | [names], {states, timeout, any, nothrow})",
 		Summary: "a promise: one name → the state it reached; {any} → the winner; several → [{name, outcome, state}]",
 		Detail: "states default to blocked, done and idle; timeout is ms or a duration (default 30m, 0 = never).\n" +
@@ -600,7 +616,8 @@ func init() {
 	})
 
 	Register(&Verb{
-		Name: "herdRead", Group: "herd", Read: true, Empty: "",
+		Name: "herdRead", Group: "herd", Async: true, Read: true, Empty: "",
+		Params: "name: string, opts?: { lines?: number }", Result: "",
 		Usage:   "herdRead(name, {lines})",
 		Summary: "the last lines of a member's screen and history, as a string (\"\" on error)",
 		Bind: func(c *Call) (Action, error) {
@@ -641,9 +658,15 @@ func init() {
 	})
 
 	Register(&Verb{
-		Name: "herdList", Group: "herd", Read: true, Empty: EmptyList,
+		Name: "herdList", Group: "herd", Async: true,
+		Params: "", Result: []herd.Member{},
 		Usage:   "herdList()",
-		Summary: "every member: [{name, engine, state, blockedOn, authority, cwd, alive, …}] ([] on error)",
+		Summary: "a promise of every member: [{name, engine, state, blockedOn, authority, cwd, alive, …}]; [] is an empty herd",
+		Detail: "Resolves [] only for a herd with no members; unlike the other read verbs it never turns a failure\n" +
+			"into an empty answer. When no daemon answers and none can be started (a broken $MOSH_HOME, a daemon\n" +
+			"that does not answer) it rejects with a message naming `mosh herd doctor` (exit code 5 if uncaught),\n" +
+			"so a script never mistakes a missing herd for an empty one. Under --dry-run no daemon is started:\n" +
+			"with none running it resolves [] (there is nothing to list).",
 		Bind: func(c *Call) (Action, error) {
 			if len(c.Args) > 0 {
 				return Action{}, c.Misuse("takes no arguments")
@@ -652,7 +675,17 @@ func init() {
 			return Action{Do: func(ctx context.Context) (any, error) {
 				cl, err := s.get(ctx, true)
 				if err != nil {
-					return nil, err
+					switch {
+					case ctx.Err() != nil:
+						return nil, err
+					case s.dryRun:
+						return []herd.Member{}, nil // a dry run starts no daemon; none runs, so none has members
+					}
+					home := ""
+					if o, rerr := s.options().Resolve(); rerr == nil {
+						home = o.Home
+					}
+					return nil, noDaemonError(home, err)
 				}
 				list, err := cl.List(ctx)
 				if err != nil {
@@ -667,7 +700,8 @@ func init() {
 	})
 
 	Register(&Verb{
-		Name: "herdKill", Group: "herd", SideEffect: true,
+		Name: "herdKill", Group: "herd", Async: true, SideEffect: true,
+		Params: "name: string | string[]", Result: killResult{},
 		Usage:   "herdKill(name | [names])",
 		Summary: "stop members and forget them → {ok, killed}; a remote member's open task is canceled instead ({canceled})",
 		Bind: func(c *Call) (Action, error) {
@@ -714,7 +748,8 @@ func init() {
 	})
 
 	Register(&Verb{
-		Name: "herdSendKeys", Group: "herd", SideEffect: true,
+		Name: "herdSendKeys", Group: "herd", Async: true, SideEffect: true,
+		Params: "name: string, ...keys: string[]", Result: keysResult{},
 		Usage:   "herdSendKeys(name, ...keys)",
 		Summary: "send keys to a member: \"Enter\", \"Escape\", \"C-c\", \"Up\", \"Tab\", digits, literal text → {ok, bytes}",
 		Bind: func(c *Call) (Action, error) {

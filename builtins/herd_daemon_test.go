@@ -56,7 +56,7 @@ func herdDaemon(t *testing.T) map[string]string {
 func TestHerdWaitAgainstADaemon(t *testing.T) {
 	env := herdDaemon(t)
 	r := runCtx(t, context.Background(), `
-const r = herdRun(["/bin/sh", "-c", "exec cat"], {name: "c1"})
+const r = await herdRun(["/bin/sh", "-c", "exec cat"], {name: "c1"})
 if (!r.ok) throw new Error("herdRun: " + r.error)
 setTimeout(() => herdKill("c1"), 300)
 try {
@@ -67,7 +67,7 @@ try {
 }
 
 // A member whose process dies: herdWait rejects with code 3 and the exit code, never "done".
-const q = herdRun(["/bin/sh", "-c", "read x; exit 7"], {name: "crash"})
+const q = await herdRun(["/bin/sh", "-c", "read x; exit 7"], {name: "crash"})
 if (!q.ok) throw new Error("herdRun: " + q.error)
 setTimeout(() => herdSendKeys("crash", "Enter"), 100)
 try {
@@ -79,7 +79,7 @@ try {
 const [entry] = await herdWait(["crash"], {states: ["done"], nothrow: true})
 console.log("crash nothrow", entry.state, entry.outcome, entry.exitCode)
 
-herdRun(["/bin/sh", "-c", "exec cat"], {name: "c2"})
+await herdRun(["/bin/sh", "-c", "exec cat"], {name: "c2"})
 try {
   await herdWait("c2", {states: ["done"], timeout: 0.5})
   console.log("tiny: no timeout?")
@@ -94,7 +94,7 @@ try {
 }
 const now = await herdWait("c2", {states: ["done"], timeout: 50, nothrow: true})
 console.log("nothrow", typeof now, now != "done")
-herdKill("c2")
+await herdKill("c2")
 `, Config{Env: env}, time.Minute)
 	want := []string{
 		"never 3 ended",
@@ -120,24 +120,24 @@ func TestHerdRemoteBuiltins(t *testing.T) {
 	slow := remotetest.NewA2A(t, remotetest.Options{Delay: time.Minute})
 	env["MOSH_REMOTE_FN_TOKEN"] = "tok-123"
 	r := runCtx(t, context.Background(), `
-const bad = herdRemoteAdd("nope", "`+fn.URL+`", {kind: "run"})
+const bad = await herdRemoteAdd("nope", "`+fn.URL+`", {kind: "run"})
 console.log("no token", bad.ok, bad.code, bad.error.includes("MOSH_REMOTE_NOPE_TOKEN"))
-const a = herdRemoteAdd("fn", "`+fn.URL+`", {kind: "run", timeout: "5s"})
+const a = await herdRemoteAdd("fn", "`+fn.URL+`", {kind: "run", timeout: "5s"})
 console.log("add", a.ok, a.member.kind, a.member.remote.kind, a.member.remote.token)
-const p = herdPrompt("fn", "summarise")
+const p = await herdPrompt("fn", "summarise")
 console.log("prompt", p.ok)
 console.log("wait", await herdWait("fn"))
-console.log("read", herdRead("fn"))
+console.log("read", await herdRead("fn"))
 const t = await herdTask(p.task)
 console.log("task", t.state, t.artifact.source)
 
-herdRemoteAdd("far", "`+slow.URL+`")
-herdPrompt("far", "a long one")
-const k = herdKill("far")
+await herdRemoteAdd("far", "`+slow.URL+`")
+await herdPrompt("far", "a long one")
+const k = await herdKill("far")
 console.log("kill", k.ok, JSON.stringify(k.killed), JSON.stringify(k.canceled))
-const rm = herdRemoteRemove("far")
+const rm = await herdRemoteRemove("far")
 console.log("remove", rm.ok, rm.removed)
-console.log("list", herdList().map(m => m.name).join(","))
+console.log("list", (await herdList()).map(m => m.name).join(","))
 `, Config{Env: env}, time.Minute)
 	want := []string{
 		"no token false 1 true",

@@ -31,7 +31,8 @@ type remoteRemoveResult struct {
 
 func init() {
 	Register(&Verb{
-		Name: "herdRemoteAdd", Group: "herd", SideEffect: true,
+		Name: "herdRemoteAdd", Group: "herd", Async: true, SideEffect: true,
+		Params: "name: string, url: string, opts?: { kind?: \"a2a\" | \"run\"; inputKey?: string; timeout?: number | string; force?: boolean }", Result: remoteAddResult{},
 		Usage:   "herdRemoteAdd(name, url, {kind, inputKey, timeout, force})",
 		Summary: "register a remote member (an A2A agent, another herd, a /run endpoint) → {ok, member}",
 		Detail: "kind: \"a2a\" (default) or \"run\"; inputKey: the JSON key a /run prompt goes under (default prompt);\n" +
@@ -92,7 +93,8 @@ func init() {
 	})
 
 	Register(&Verb{
-		Name: "herdRemoteRemove", Group: "herd", SideEffect: true,
+		Name: "herdRemoteRemove", Group: "herd", Async: true, SideEffect: true,
+		Params: "name: string", Result: remoteRemoveResult{},
 		Usage:   "herdRemoteRemove(name)",
 		Summary: "deregister a remote member (its open task is canceled first) → {ok, removed, canceled}",
 		Bind: func(c *Call) (Action, error) {

@@ -51,16 +51,16 @@ func TestHerdVerbsDryRunNarratesAndStartsNothing(t *testing.T) {
 	home := t.TempDir()
 	env := map[string]string{"PATH": os.Getenv("PATH"), "HOME": home}
 	r := run(t, `
-const s = herdStart("claude", {name: "api", agent: true})
+const s = await herdStart("claude", {name: "api", agent: true})
 console.log(JSON.stringify(s))
-console.log(JSON.stringify(herdRun("make test", {name: "build"})))
-console.log(JSON.stringify(herdPrompt("api", "port", "the", "routes")))
+console.log(JSON.stringify(await herdRun("make test", {name: "build"})))
+console.log(JSON.stringify(await herdPrompt("api", "port", "the", "routes")))
 console.log(await herdWait("api"))
 console.log(await herdWait(["api", "web"], {any: true}))
 console.log(JSON.stringify(await herdWait(["api", "web"])))
-console.log(JSON.stringify(herdKill("api")))
-console.log(JSON.stringify(herdSendKeys("api", "Escape")))
-console.log(JSON.stringify(herdList()), JSON.stringify(herdRead("api")))
+console.log(JSON.stringify(await herdKill("api")))
+console.log(JSON.stringify(await herdSendKeys("api", "Escape")))
+console.log(JSON.stringify(await herdList()), JSON.stringify(await herdRead("api")))
 `, Config{DryRun: true, Env: env})
 	expectOut(t, r, `{"ok":true,"dryRun":true,"name":"api","engine":"claude"}
 {"ok":true,"dryRun":true,"name":"build"}

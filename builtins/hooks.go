@@ -23,6 +23,7 @@ import (
 func init() {
 	Register(&Verb{
 		Name: "home", Usage: "home()", Summary: "the user's home directory ($HOME)",
+		Params: "", Result: TSType("string"),
 		Detail: "Throws if HOME is not set (set it, or pass absolute paths).",
 		Bind: func(c *Call) (Action, error) {
 			return Action{Do: func(context.Context) (any, error) {
@@ -35,6 +36,7 @@ func init() {
 	})
 	Register(&Verb{
 		Name: "jsonError", Usage: "jsonError(text)", Summary: "where text fails to parse as JSON → {line, column, message}, or null if it parses",
+		Params: "text: string", Result: &jsonErrorPos{},
 		Detail: "JSON.parse says what is wrong but not where; this names the line and column (1-based)\n" +
 			"so an error can point the user at the spot.",
 		Bind: func(c *Call) (Action, error) {
@@ -52,6 +54,7 @@ func init() {
 	})
 	Register(&Verb{
 		Name: "diff", Usage: "diff(oldText, newText, {from, to, context})", Summary: "a unified diff of two texts (\"\" when equal)",
+		Params: "oldText: string, newText: string, opts?: { from?: string; to?: string; context?: number }", Result: TSType("string"),
 		Detail: "from and to label the ---/+++ lines (default a and b); context is the number of unchanged\n" +
 			"lines around each change (default 3). A text without a final newline is marked\n" +
 			"\"\\ No newline at end of file\", as diff(1) does.",
@@ -96,6 +99,7 @@ func init() {
 	})
 	Register(&Verb{
 		Name: "removeFile", Usage: "removeFile(path)", Summary: "delete a file (no error if it does not exist)",
+		Params: "path: string", Result: removeResult{},
 		Detail: "Returns {ok: true, path, removed}. Refuses directories.", SideEffect: true,
 		Bind: func(c *Call) (Action, error) {
 			path, err := c.String(0, "path")
@@ -129,7 +133,8 @@ func init() {
 		},
 	})
 	Register(&Verb{
-		Name: "herdHookPlans", Usage: "herdHookPlans()", Group: "herd",
+		Name: "herdHookPlans", Usage: "herdHookPlans()", Group: "herd", Async: true,
+		Params: "", Result: herd.HookPlansResult{},
 		Summary: "what `mosh herd hooks` installs per engine, from the engines table → {plans, errors, marker, fileMarker}",
 		Detail: "plans: [{engine, format, spec: {layout, timeout, timeoutUnit, toolMatcher, trust, fileKind}, file,\n" +
 			"note, marker, groups: [{event, matcher, hasMatcher, report, command}], text}], one per engine\n" +
@@ -137,6 +142,9 @@ func init() {
 			"errors: a message per engine whose spec is broken. marker: the text every herd hook command\n" +
 			"contains (how ours are found); fileMarker: how herd-written plugin files begin.",
 		Bind: func(c *Call) (Action, error) {
+			if len(c.Args) > 0 {
+				return Action{}, c.Misuse("takes no arguments")
+			}
 			return Action{Do: func(context.Context) (any, error) {
 				return herd.HookPlans(herdOptionsOf(c.Config().Env)), nil
 			}}, nil

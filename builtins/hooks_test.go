@@ -117,7 +117,7 @@ console.log(home())
 console.log(JSON.stringify(jsonError("{\n  1}")), jsonError("[]"))
 console.log(JSON.stringify(diff("a\n", "b\n", {from: "old", to: "new", context: 0})))
 console.log(JSON.stringify(removeFile(`+"`"+f+"`"+`)), exists(`+"`"+f+"`"+`), removeFile(`+"`"+f+"`"+`).removed)
-const p = herdHookPlans()
+const p = await herdHookPlans()
 console.log(p.plans.map((x) => x.engine).join(","), p.errors.length, p.marker)
 try { diff("a") } catch (e) { console.log(e.name, e.message) }
 `, Config{Env: map[string]string{"HOME": home}})

@@ -9,6 +9,7 @@ import (
 func init() {
 	Register(&Verb{
 		Name: "query", Usage: `query(jsonTextOrValue, "a.b.#.c")`, Summary: "pick from JSON by a gjson path; null when absent",
+		Params: "json: string | unknown, path: string", Result: TSType("any"),
 		Detail: "A string is JSON text; anything else is converted to JSON first. The path is gjson's syntax\n" +
 			"(github.com/tidwall/gjson): a.b for keys, a.0 for an index, a.# for a length, a.#.c for every c,\n" +
 			"a.#(c==\"x\").d to filter. Returns the value, or null when the path matches nothing or the text is not JSON.",

@@ -24,6 +24,7 @@
 //   - A Read verb never throws for a failure of the work itself: it returns Empty (null unless set).
 //   - An Async verb returns a promise (runtime.Async); its Do runs on its own goroutine, must not
 //     touch the VM and must honour ctx (cancelled on Ctrl-C, --timeout and the end of the run).
+//     Every herd verb is Async (or a Promise verb): HerdRule, enforced by Register.
 //   - A SideEffect verb under --dry-run prints "▶ name(args) → would run" on stderr and returns
 //     Action.DryRun (default {ok:true, dryRun:true}) without calling Do; in a resolved promise
 //     when the verb returns a promise (Async or Promise), so its type never changes.
@@ -57,6 +58,13 @@ type Verb struct {
 	// Empty is what a Read verb returns on failure: nil for null, EmptyList for [], or any value.
 	Empty any
 
+	// Params is the verb's parameter list in TypeScript, for `mosh types`
+	// ("name: string, opts?: { lines?: number }"). Result is what it returns (resolves with, for
+	// a promise): a Go value whose type is reflected into TypeScript (a result struct, "" for a
+	// string), or a TSType. A Read verb's Empty is added to a reflected Result.
+	Params string
+	Result any
+
 	// Bind reads the JS arguments (on the loop goroutine) and returns the work. Return
 	// c.Misuse(...) or any other error to throw before anything runs.
 	Bind func(c *Call) (Action, error)
@@ -80,6 +88,7 @@ var EmptyList = []any{}
 // Value is a global that is not a function (argv, env, flags, alive); listed for help only.
 type Value struct {
 	Name, Usage, Summary, Detail string
+	Type                         TSType // its TypeScript type, for `mosh types`
 }
 
 // Info is one entry of List, for `mosh commands` and `mosh help`.
@@ -93,6 +102,9 @@ type Info struct {
 	Async      bool   `json:"async"`
 	Read       bool   `json:"read"`
 	SideEffect bool   `json:"sideEffect"`
+	// Signature is its TypeScript type, as `mosh types` declares it: "(name: string) =>
+	// Promise<Task | null>" for a function, the type of a value.
+	Signature string `json:"signature"`
 }
 
 var registry = struct {
@@ -102,8 +114,22 @@ var registry = struct {
 	values []Value
 }{byName: map[string]*Verb{}}
 
+// HerdRule is the one rule of the herd vocabulary, said by `mosh commands` and `mosh help`, and
+// enforced by Register: every herd* function returns a promise and never blocks the event loop
+// (its socket and pty I/O runs on its own goroutine; the result is handed to JS on the loop), so
+// timers, other promises and Ctrl-C keep running while the daemon answers.
+const HerdRule = "every herd* function returns a promise (await it): the daemon's answer never blocks the event loop, so timers and other calls run meanwhile"
+
+// GroupRule is the rule every function of group follows, "" when the group has none.
+func GroupRule(group string) string {
+	if group == "herd" {
+		return HerdRule
+	}
+	return ""
+}
+
 // Register adds a verb. It panics on a programming mistake (no name, no Bind, a duplicate
-// name), which surfaces at start-up in every test.
+// name, a herd verb that is not async), which surfaces at start-up in every test.
 func Register(v *Verb) {
 	if v.Name == "" || v.Bind == nil {
 		panic("builtins.Register: a verb needs a Name and a Bind")
@@ -113,6 +139,9 @@ func Register(v *Verb) {
 	}
 	if v.Group == "" {
 		v.Group = "base"
+	}
+	if v.Group == "herd" && !v.Async && !v.Promise {
+		panic("builtins.Register: " + v.Name + " is a herd verb: " + HerdRule)
 	}
 	registry.Lock()
 	defer registry.Unlock()
@@ -148,14 +177,16 @@ func List() []Info {
 	registry.Lock()
 	defer registry.Unlock()
 	out := make([]Info, 0, len(registry.values)+len(registry.verbs))
+	g := newTSGen()
 	for _, v := range registry.values {
-		out = append(out, Info{Name: v.Name, Kind: "value", Group: "base", Usage: v.Usage, Summary: v.Summary, Detail: v.Detail})
+		out = append(out, Info{Name: v.Name, Kind: "value", Group: "base", Usage: v.Usage, Summary: v.Summary, Detail: v.Detail, Signature: valueType(v)})
 	}
 	verbs := append([]*Verb(nil), registry.verbs...)
 	sort.SliceStable(verbs, func(i, j int) bool { return groupRank(verbs[i].Group) < groupRank(verbs[j].Group) })
 	for _, v := range verbs {
+		params, result := verbSignature(g, v)
 		out = append(out, Info{Name: v.Name, Kind: "function", Group: v.Group, Usage: v.Usage, Summary: v.Summary, Detail: v.Detail,
-			Async: v.Async || v.Promise, Read: v.Read, SideEffect: v.SideEffect})
+			Async: v.Async || v.Promise, Read: v.Read, SideEffect: v.SideEffect, Signature: "(" + params + ") => " + result})
 	}
 	return out
 }

@@ -21,6 +21,7 @@ func init() {
 		usage := name + "(cmd, {cwd, env, timeout, input})"
 		Register(&Verb{
 			Name: name, Usage: usage, Async: true, SideEffect: true,
+			Params: "cmd: string | string[], opts?: { cwd?: string; env?: Record<string, string>; timeout?: number | string; input?: string }", Result: shResult{},
 			Summary: "run a command; a promise of {ok, code, stdout, stderr}",
 			Detail: strings.Join([]string{
 				"cmd is a string (run by /bin/sh -c) or an array (argv, run directly, no shell).",

@@ -12,6 +12,7 @@ import (
 func init() {
 	Register(&Verb{
 		Name: "table", Usage: "table(rows, {columns})", Summary: "print rows as a table",
+		Params: "rows: Record<string, unknown>[], opts?: { columns?: string[] }", Result: TSType("void"),
 		Detail: "rows is an array of objects (or of arrays). columns picks and orders the keys; by default\n" +
 			"every key in order of first appearance. On a terminal: an UPPERCASE header and aligned\n" +
 			"columns. Off one (a pipe, a file, CI): no header, tab-separated, one row per line.",

@@ -16,6 +16,7 @@ import (
 func init() {
 	Register(&Verb{
 		Name: "herdTasks", Group: "herd", Async: true, Read: true, Empty: EmptyList,
+		Params: "name: string, opts?: { state?: string; since?: Date | number | string; limit?: number }", Result: []herd.Task{},
 		Usage:   "herdTasks(name, {state, since, limit})",
 		Summary: "a member's tasks, oldest first: [{id, text, state, open, submittedMs, durationMs, …}] ([] on error)",
 		Detail: "Every prompt is a task (herdPrompt returns its id). state filters on the last recorded state\n" +
@@ -64,6 +65,7 @@ func init() {
 
 	Register(&Verb{
 		Name: "herdTask", Group: "herd", Async: true, Read: true,
+		Params: "id: string", Result: &herd.Task{},
 		Usage:   "herdTask(id)",
 		Summary: "one task with its transitions and answer: {id, member, text, state, transitions, artifact, …} (null on error)",
 		Detail: "artifact is {text, source, truncated, chars}: the engine's own final message (source \"hook\") or\n" +

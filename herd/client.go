@@ -913,6 +913,7 @@ func Doctor(ctx context.Context, opts ConnectOptions) (*DoctorResult, error) {
 		r.Checks = append(r.Checks, LocalChecks(home)...)
 		r.Checks = append(r.Checks, EngineTableChecks(state.Load(HerdDir(home)))...)
 		r.Checks = append(r.Checks, HeadlessCheck(state.Load(HerdDir(home)), os.Environ(), filepath.Join(home, "bin")))
+		r.Checks = append(r.Checks, EngineVersionCheck(state.Load(HerdDir(home)), os.Environ(), filepath.Join(home, "bin")))
 		r.Finish()
 		return r, nil
 	}

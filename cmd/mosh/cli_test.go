@@ -21,6 +21,7 @@ import (
 
 	"github.com/creack/pty"
 
+	"github.com/mosh-dev/mosh/builtins"
 	"github.com/mosh-dev/mosh/exitcode"
 )
 
@@ -531,5 +532,90 @@ func TestREPLOnATerminal(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join(s.moshHome(), "repl_history"))
 	if !strings.Contains(string(b), "6 * 7") {
 		t.Errorf("history lacks the input: %q", b)
+	}
+}
+
+// `mosh commands` and `mosh help` say the herd vocabulary's one rule: every herd* function
+// returns a promise and never blocks the event loop.
+func TestCommandsAndHelpSayTheHerdRule(t *testing.T) {
+	s := newSandbox(t)
+	o := s.run("", "commands")
+	if o.code != 0 || !strings.Contains(o.stdout, "Rule: "+builtins.HerdRule+"\n") {
+		t.Errorf("commands does not say the herd rule: exit %d\n%s", o.code, o.stdout)
+	}
+	o = s.run("", "commands", "--json")
+	var l commandsListing
+	if err := json.Unmarshal([]byte(o.stdout), &l); err != nil || l.Rules["herd"] != builtins.HerdRule {
+		t.Errorf("commands --json rules = %v (%v)", l.Rules, err)
+	}
+	for _, name := range []string{"herdList", "herdPrompt", "herdRead", "herdHookPlans", "herdWait"} {
+		o = s.run("", "help", name)
+		if o.code != 0 || !strings.Contains(o.stdout, builtins.HerdRule) {
+			t.Errorf("help %s does not say the herd rule:\n%s", name, o.stdout)
+		}
+	}
+}
+
+// `mosh types` prints the registry's TypeScript declarations (mosh types > mosh.d.ts), and
+// --json wraps them; `mosh commands` lists the verb.
+func TestTypesVerb(t *testing.T) {
+	s := newSandbox(t)
+	o := s.run("", "types")
+	if o.code != 0 || o.stdout != builtins.Declarations() || !strings.Contains(o.stdout, "declare function herdList(): Promise<Member[]>;") {
+		t.Fatalf("types: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	o = s.run("", "types", "--json")
+	var j struct{ File, Text string }
+	if err := json.Unmarshal([]byte(o.stdout), &j); err != nil || j.File != "mosh.d.ts" || j.Text != builtins.Declarations() {
+		t.Fatalf("types --json: %v %q", err, o.stdout[:min(len(o.stdout), 200)])
+	}
+	if o = s.run("", "commands"); !strings.Contains(o.stdout, "mosh types") {
+		t.Errorf("commands does not list types:\n%s", o.stdout)
+	}
+}
+
+// Every verb that prints a result takes --json (and so --jq); the exceptions print no result a
+// program could read, each for a reason named here.
+func TestEveryVerbThatPrintsTakesJSON(t *testing.T) {
+	noResult := map[string]string{
+		"mosh attach":      "an interactive terminal",
+		"mosh herd attach": "an interactive terminal",
+		"mosh completion":  "prints a shell script",
+		"mosh gradient":    "passes the tool's own output through",
+		"mosh run":         "a script's output is the script's",
+		"mosh herd daemon": "--foreground runs the daemon; status and stop take --json",
+		"mosh herd remote": "prints its subcommands' help",
+	}
+	s := newSandbox(t)
+	o := s.run("", "commands", "--json")
+	var l commandsListing
+	if err := json.Unmarshal([]byte(o.stdout), &l); err != nil {
+		t.Fatalf("%v\n%s", err, o.stdout)
+	}
+	for _, v := range l.Verbs {
+		has := false
+		for _, f := range v.Flags {
+			has = has || f.Name == "json"
+		}
+		if why := noResult[v.Path]; why != "" {
+			if has {
+				t.Errorf("%s takes --json now: drop it from the exceptions (%s)", v.Path, why)
+			}
+			continue
+		}
+		if !has {
+			t.Errorf("%s (%s) prints a result but takes no --json", v.Path, v.Origin)
+		}
+	}
+	// The ones added here: mosh new --json and herd serve --json --dry-run.
+	file := filepath.Join(s.moshHome(), "scripts", "hi.mosh")
+	s.run("", "new", "hi", "--json").expect(t, "new --json", 0, `{"file":"`+file+`","verb":"mosh hi"}`+"\n", "")
+	o = s.run("", "--dry-run", "herd", "serve", "--port", "0", "--json")
+	var dry struct {
+		DryRun bool   `json:"dryRun"`
+		Verb   string `json:"verb"`
+	}
+	if err := json.Unmarshal([]byte(o.stdout), &dry); err != nil || !dry.DryRun || dry.Verb != "herd serve" {
+		t.Errorf("serve --dry-run --json: %v %q %q", err, o.stdout, o.stderr)
 	}
 }

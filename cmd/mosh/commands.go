@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -20,7 +21,10 @@ import (
 type commandsListing struct {
 	Verbs     []verbInfo      `json:"verbs"`
 	Functions []builtins.Info `json:"functions"`
-	Errors    []headerProblem `json:"errors"`
+	// Rules: the rule every function of a group follows, by group ("herd": every herd* function
+	// returns a promise and never blocks the event loop).
+	Rules  map[string]string `json:"rules"`
+	Errors []headerProblem   `json:"errors"`
 }
 
 type verbInfo struct {
@@ -59,6 +63,7 @@ func (c *cli) commandsCmd() *cobra.Command {
 			if asJSON {
 				enc := json.NewEncoder(c.gs.Stdout)
 				enc.SetIndent("", "  ")
+				enc.SetEscapeHTML(false) // signatures hold < and >
 				return enc.Encode(l)
 			}
 			c.printListing(l)
@@ -69,8 +74,41 @@ func (c *cli) commandsCmd() *cobra.Command {
 	return cmd
 }
 
+// typesCmd prints TypeScript declarations of every script global and built-in module, generated
+// from the same registry as `mosh commands`, for editors: `mosh types > mosh.d.ts`.
+func (c *cli) typesCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "types [--json]",
+		Short: "print TypeScript declarations of every script function, value and mosh: module (mosh types > mosh.d.ts)",
+		Long: "Prints a .d.ts file declaring every global a .mosh script sees (the builtins of `mosh commands`,\n" +
+			"argv/env/flags/alive, console, timers, exit) and every built-in module (import … from \"mosh:eval\").\n" +
+			"Save it next to your scripts (mosh types > mosh.d.ts) and editors complete and check .mosh/.ts files.\n" +
+			"--json prints {\"file\": \"mosh.d.ts\", \"text\": …}.",
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			text := builtins.Declarations()
+			if asJSON {
+				return writeJSON(c.gs.Stdout, struct {
+					File string `json:"file"`
+					Text string `json:"text"`
+				}{"mosh.d.ts", text})
+			}
+			_, err := fmt.Fprint(c.gs.Stdout, text)
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print {file, text} as JSON")
+	return cmd
+}
+
 func (c *cli) listing(root *cobra.Command) commandsListing {
-	l := commandsListing{Verbs: []verbInfo{}, Functions: builtins.List(), Errors: []headerProblem{}}
+	l := commandsListing{Verbs: []verbInfo{}, Functions: builtins.List(), Rules: map[string]string{}, Errors: []headerProblem{}}
+	for _, f := range l.Functions {
+		if r := builtins.GroupRule(f.Group); r != "" {
+			l.Rules[f.Group] = r
+		}
+	}
 	var walk func(cmd *cobra.Command, parent string)
 	walk = func(cmd *cobra.Command, parent string) {
 		for _, sub := range cmd.Commands() {
@@ -128,6 +166,14 @@ func (c *cli) printListing(l commandsListing) {
 	}
 	writeTwoColumns(&b, rows)
 	b.WriteString("\nScript functions (in .mosh files; mosh help NAME for details):\n")
+	groups := make([]string, 0, len(l.Rules))
+	for g := range l.Rules {
+		groups = append(groups, g)
+	}
+	sort.Strings(groups)
+	for _, g := range groups {
+		fmt.Fprintf(&b, "  Rule: %s\n", l.Rules[g])
+	}
 	rows = rows[:0]
 	for _, f := range l.Functions {
 		rows = append(rows, [2]string{f.Usage, f.Summary})
@@ -209,7 +255,9 @@ func (c *cli) helpCmd() *cobra.Command {
 
 func (c *cli) printFunctionHelp(v *builtins.Verb) {
 	var traits []string
-	if v.Async || v.Promise {
+	if r := builtins.GroupRule(v.Group); r != "" {
+		traits = append(traits, r)
+	} else if v.Async || v.Promise {
 		traits = append(traits, "returns a promise")
 	}
 	if v.Read {
@@ -225,6 +273,11 @@ func (c *cli) printFunctionHelp(v *builtins.Verb) {
 	}
 	if v.Detail != "" {
 		fmt.Fprintf(&b, "\n%s\n", v.Detail)
+	}
+	for _, info := range builtins.List() {
+		if info.Name == v.Name && info.Signature != "" {
+			fmt.Fprintf(&b, "\nTypeScript (mosh types): %s%s\n", v.Name, strings.TrimPrefix(strings.Replace(info.Signature, ") => ", "): ", 1), ""))
+		}
 	}
 	fmt.Fprint(c.gs.Stdout, b.String())
 }

@@ -42,6 +42,7 @@ var dryRunModes = map[string]dryMode{
 	"":                   dryScript, // mosh FILE | -e CODE | - | the REPL
 	"run":                dryScript,
 	"commands":           dryRead,
+	"types":              dryRead,
 	"help":               dryRead,
 	"exit-codes":         dryRead,
 	"script-headers":     dryRead,
@@ -472,5 +473,5 @@ func dryServe(gs *globalState, cmd *cobra.Command, f serveFlags) error {
 	if !a2a.IsLoopback(addr) {
 		what += ", beyond loopback"
 	}
-	return newHerdCLI(gs).narrate(cmd, false, what, nil) // serve has no --json: the narration is the sentence
+	return newHerdCLI(gs).narrate(cmd, f.asJSON, what, nil)
 }

@@ -974,3 +974,98 @@ func TestHerdInterruptStopsTheTurnNotTheMember(t *testing.T) {
 	}
 	e.expect(1, "herd", "interrupt", "fe", "--grace", "soon")
 }
+
+// A new engine end to end, added as data only: `mosh herd hooks install gemini` writes
+// ~/.gemini/settings.json from the engines table, the fake engine plays Gemini CLI from
+// styles.json, the daemon classifies its screens with the gemini rules and takes its hooks
+// (BeforeAgent, AfterAgent) as authoritative, and the task's answer is AfterAgent's
+// prompt_response.
+func TestHerdGeminiFromTheTable(t *testing.T) {
+	e := newHerdEnv(t)
+	if e.fake == "" {
+		t.Skip("herd/fakeengine does not exist yet")
+	}
+	// The hook commands run "${MOSH_HERD_BIN:-mosh}": this test's mosh is first on PATH.
+	for i, kv := range e.env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			e.env[i] = "PATH=" + filepath.Dir(e.mosh) + string(os.PathListSeparator) + v
+		}
+	}
+	e.ok("herd", "hooks", "install", "gemini")
+	if _, err := os.Stat(filepath.Join(e.home, ".gemini", "settings.json")); err != nil {
+		t.Fatal(err)
+	}
+	e.ok("herd", "run", "--name", "gm", "--engine", "gemini", "--", e.fake, "--style", "gemini", "--turn", "300ms")
+	e.ok("herd", "wait", "gm", "--state", "idle", "--timeout", "60")
+	out := e.ok("herd", "prompt", "gm", "hello gemini", "--wait", "--state", "done", "--timeout", "60", "--json")
+	var r struct {
+		Task  string `json:"task"`
+		State string `json:"state"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil || r.State != "done" || r.Task == "" {
+		t.Fatalf("prompt --wait: %v %s", err, out)
+	}
+	var task struct {
+		State    string `json:"state"`
+		Artifact struct {
+			Text   string `json:"text"`
+			Source string `json:"source"`
+		} `json:"artifact"`
+		Transitions []struct {
+			State     string `json:"state"`
+			Authority string `json:"authority"`
+		} `json:"transitions"`
+	}
+	// The task closes when the done report is recorded; read it once it has.
+	out = e.ok("herd", "wait", "gm", "--state", "done,idle", "--timeout", "60")
+	if err := json.Unmarshal([]byte(e.ok("herd", "task", r.Task, "--json")), &task); err != nil {
+		t.Fatal(err)
+	}
+	if task.State != "done" || task.Artifact.Text != "hello gemini" || task.Artifact.Source != "hook" {
+		t.Fatalf("task: %+v (wait said %s)", task, out)
+	}
+	hooked := false
+	for _, tr := range task.Transitions {
+		hooked = hooked || (tr.State == "done" && tr.Authority == "hook")
+	}
+	if !hooked {
+		t.Fatalf("no done transition by a hook: %+v", task.Transitions)
+	}
+}
+
+// `mosh herd doctor` names an installed engine older than its entry's minVersion: a fake gemini
+// in $MOSH_HOME/bin prints 0.20.0 for --version, and the gemini entry needs 0.26.0.
+func TestHerdDoctorOldEngine(t *testing.T) {
+	e := newHerdEnv(t)
+	bin := filepath.Join(e.home, "bin")
+	if err := os.MkdirAll(bin, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "gemini"), []byte("#!/bin/sh\necho 0.20.0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, running := range []bool{false, true} { // the client's doctor, then the daemon's
+		if running {
+			e.ok("herd", "status")
+		}
+		out, errs, _ := e.run("herd", "doctor", "--json")
+		var r struct {
+			Checks []struct{ Name, Level, Detail, Fix string } `json:"checks"`
+		}
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatalf("doctor --json: %v\n%s\n%s", err, out, errs)
+		}
+		found := false
+		for _, c := range r.Checks {
+			if c.Name == "engine versions" {
+				found = true
+				if c.Level != "warn" || !strings.Contains(c.Detail, "gemini 0.20.0") || !strings.Contains(c.Detail, "older than 0.26.0") || !strings.Contains(c.Fix, "upgrade gemini") {
+					t.Errorf("daemon running %v: %+v", running, c)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("daemon running %v: no engine versions check in %s", running, out)
+		}
+	}
+}

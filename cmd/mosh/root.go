@@ -200,7 +200,7 @@ func newRootCommand(gs *globalState, args []string) *cobra.Command {
 		for _, b := range []struct {
 			name  string
 			build func() *cobra.Command
-		}{{"run", c.runCmd}, {"commands", c.commandsCmd}, {"exit-codes", exitCodesTopic}, {"script-headers", scriptHeadersTopic}, {"completion", completionCmd}} {
+		}{{"run", c.runCmd}, {"commands", c.commandsCmd}, {"types", c.typesCmd}, {"exit-codes", exitCodesTopic}, {"script-headers", scriptHeadersTopic}, {"completion", completionCmd}} {
 			if scope.wants("", b.name) {
 				root.AddCommand(b.build())
 			}

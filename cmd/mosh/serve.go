@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -145,6 +146,7 @@ type serveFlags struct {
 	verifyURL        string
 	blockingCap      durationFlag
 	route            string
+	asJSON           bool
 }
 
 func serveCmd(gs *globalState) *cobra.Command {
@@ -183,6 +185,7 @@ func serveCmd(gs *globalState) *cobra.Command {
 	fl.BoolVar(&f.exposeAutonomous, "expose-autonomous", false, "also expose members started with --agent (they act without asking)")
 	fl.StringVar(&f.verifyURL, "verify-url", "", "also accept bearer tokens this identity endpoint answers 2xx for (verdicts cached briefly)")
 	fl.StringVar(&f.route, "route", "idle", "a herd-endpoint message naming no member: idle (to an idle member, else the least loaded) or none (refused)")
+	fl.BoolVar(&f.asJSON, "json", false, "print the banner as one JSON line {listening, card, rpc, members, auth, token, exposeAutonomous} (with --port 0: which port)")
 	fl.Var(&f.blockingCap, "blocking-cap", "longest a configuration.blocking:true message/send is held (500ms, 2s, 10m; bare number = seconds)")
 	return cmd
 }
@@ -302,6 +305,17 @@ func runServe(ctx context.Context, gs *globalState, f serveFlags) error {
 
 // printServeBanner says where the server is, where the token is and how to use it. The first
 // line is stable for scripts: "mosh herd serve: listening on http://HOST:PORT".
+// serveBanner is `herd serve --json`'s first line: where it listens and what a client dials.
+type serveBanner struct {
+	Listening        string `json:"listening"`
+	Card             string `json:"card"`
+	RPC              string `json:"rpc"`
+	Members          string `json:"members"` // + NAME + "/"
+	Auth             string `json:"auth"`
+	Token            string `json:"token"` // the token file's path
+	ExposeAutonomous bool   `json:"exposeAutonomous"`
+}
+
 func printServeBanner(w io.Writer, gs *globalState, addr string, f serveFlags, tokPath string) {
 	base := "http://" + addr
 	host, port, _ := net.SplitHostPort(addr)
@@ -313,6 +327,12 @@ func printServeBanner(w io.Writer, gs *globalState, addr string, f serveFlags, t
 		advertised = strings.TrimRight(f.publicURL, "/")
 	}
 	tok := displayPath(gs, tokPath)
+	if f.asJSON {
+		b, _ := json.Marshal(serveBanner{Listening: "http://" + addr, Card: advertised + a2a.PathAgentCard, RPC: advertised + a2a.PathHerd,
+			Members: advertised + a2a.PathMembers, Auth: base + a2a.PathAuth, Token: tokPath, ExposeAutonomous: f.exposeAutonomous})
+		fmt.Fprintf(w, "%s\n", b)
+		return
+	}
 	fmt.Fprintf(w, "mosh herd serve: listening on http://%s\n", addr)
 	fmt.Fprintf(w, "  herd card     %s%s\n", advertised, a2a.PathAgentCard)
 	fmt.Fprintf(w, "  herd RPC      %s%s   (message/send names its member: params.metadata.member)\n", advertised, a2a.PathHerd)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mosh-dev/mosh/a2a"
 	"github.com/mosh-dev/mosh/exitcode"
 )
 
@@ -171,5 +173,22 @@ func TestHerdServeInProcess(t *testing.T) {
 	if resp, err := http.Get(base + "/.well-known/agent-card.json"); err == nil {
 		resp.Body.Close()
 		t.Fatal("the server still answers after Ctrl-C")
+	}
+}
+
+// herd serve --json prints its banner as one JSON line: where it listens (the port --port 0
+// picked) and the URLs a client dials.
+func TestServeBannerJSON(t *testing.T) {
+	ts := newTestState(t, "")
+	var b bytes.Buffer
+	printServeBanner(&b, ts.globalState, "127.0.0.1:40123", serveFlags{asJSON: true, publicURL: "https://herd.example/"}, "/h/herd/token")
+	var got serveBanner
+	if err := json.Unmarshal(b.Bytes(), &got); err != nil || strings.Count(b.String(), "\n") != 1 {
+		t.Fatalf("%v: %q", err, b.String())
+	}
+	want := serveBanner{Listening: "http://127.0.0.1:40123", Card: "https://herd.example" + a2a.PathAgentCard, RPC: "https://herd.example" + a2a.PathHerd,
+		Members: "https://herd.example" + a2a.PathMembers, Auth: "http://127.0.0.1:40123" + a2a.PathAuth, Token: "/h/herd/token"}
+	if got != want {
+		t.Fatalf("banner %+v\nwant %+v", got, want)
 	}
 }

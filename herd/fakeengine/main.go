@@ -70,6 +70,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/term"
+
+	"github.com/mosh-dev/mosh/herd/state"
 )
 
 type mode int
@@ -148,6 +150,13 @@ func parseFlags(args []string) (config, error) {
 		return c, fmt.Errorf("unknown --style %q: use %s", c.style, strings.Join(styleNames(), " or "))
 	}
 	c.st = st
+	if st.data != nil && st.hooks == nil {
+		hooks, final, err := st.data.resolveHooks(state.Load(""))
+		if err != nil {
+			return c, err
+		}
+		st.hooks, st.finalKey = hooks, final
+	}
 	if c.tick <= 0 {
 		return c, fmt.Errorf("--tick must be positive")
 	}
@@ -901,7 +910,11 @@ func (e *engine) finish(reply string) {
 	e.fire("Stop", map[string]any{"stop_hook_active": false, "last_assistant_message": reply,
 		"background_tasks": []any{}, "session_crons": []any{}})
 	e.add(e.reply(reply)...)
-	e.add("", e.cfg.st.doneLine(e.turn, elapsed, time.Now()), "")
+	if done := e.cfg.st.doneLine(e.turn, elapsed, time.Now()); done != "" {
+		e.add("", done, "")
+	} else {
+		e.add("")
+	}
 	e.draw()
 	e.armIdleNotify()
 }
@@ -986,6 +999,12 @@ func (e *engine) fire(event string, extra map[string]any) {
 	if e.hooksOff {
 		return
 	}
+	if hooks := e.cfg.st.hooks; hooks != nil {
+		var ok bool
+		if event, extra, ok = e.cfg.st.translate(hooks, event, extra); !ok {
+			return
+		}
+	}
 	data, err := os.ReadFile(e.cfg.settings)
 	if err != nil {
 		return
@@ -1040,6 +1059,37 @@ func (e *engine) fire(event string, extra map[string]any) {
 			}
 		}
 	}
+}
+
+// translate turns one of the fake's moments into the style's own event (from the engines
+// table): the event's name, its matcher's subject in the payload, the answer under the final
+// key. ok is false when the engine has no event for the moment.
+func (s *style) translate(hooks map[string]hookMoment, event string, extra map[string]any) (string, map[string]any, bool) {
+	key := event
+	if event == "PermissionRequest" && extra["tool_name"] == "AskUserQuestion" {
+		if _, ok := hooks["Question"]; ok {
+			key = "Question"
+		}
+	}
+	m, ok := hooks[key]
+	if !ok {
+		return "", nil, false
+	}
+	out := make(map[string]any, len(extra)+1)
+	for k, v := range extra {
+		out[k] = v
+	}
+	if m.notificationType != "" {
+		out["notification_type"] = m.notificationType
+	}
+	if m.toolName != "" {
+		out["tool_name"] = m.toolName
+	}
+	if msg, ok := out["last_assistant_message"]; ok && s.finalKey != "last_assistant_message" {
+		delete(out, "last_assistant_message")
+		out[s.finalKey] = msg
+	}
+	return m.event, out, true
 }
 
 // matcherMatches applies a hook group's matcher the way Claude Code does: empty
@@ -1357,9 +1407,20 @@ type style struct {
 	header   func(e *engine) []string
 	// ownBottom draws the bottom lines when the engine's differ wholesale (nil = Claude's box).
 	ownBottom func(e *engine, firstInput string, elapsed int) ([]string, int, int)
+
+	// data: a style of styles.json. Its hooks come from the engines table: hooks maps the
+	// fake's moments (named after Claude's events) to the engine's events, finalKey is the
+	// done event's payload key for the answer. nil hooks: the moments are the events.
+	data     *dataStyle
+	hooks    map[string]hookMoment
+	finalKey string
 }
 
-var styles = map[string]*style{
+// styles are every style the fake can draw: the ones written here and those of styles.json.
+var styles = allStyles()
+
+// codeStyles are the styles written in Go (the ones whose screens need code of their own).
+var codeStyles = map[string]*style{
 	"claude": {
 		settings: []string{".claude", "settings.json"}, model: "claude-opus-5-5",
 		echo: "❯ ", echoAfter: []string{""}, bullet: "● ",

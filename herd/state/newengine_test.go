@@ -2,6 +2,7 @@ package state
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -108,5 +109,17 @@ func TestGeminiHooksFromTheTable(t *testing.T) {
 	}
 	if got := tab.FinalMessage("gemini", []byte(`{"hook_event_name":"AfterAgent","prompt_response":"done it"}`)); got != "done it" {
 		t.Errorf("gemini final message %q", got)
+	}
+}
+
+// The gemini entry says what it rests on: no verifiedVersion (docs only, never run), and the
+// oldest Gemini CLI its hooks work with (herdr's manifests carry the same pair).
+func TestGeminiEntryVersions(t *testing.T) {
+	e, ok := Load("").Lookup("gemini")
+	if !ok {
+		t.Fatal("no gemini entry")
+	}
+	if e.VerifiedVersion != "" || e.MinVersion != "0.26.0" || e.Hooks == nil || !strings.Contains(e.Hooks.Note, "Docs only") {
+		t.Fatalf("gemini verifiedVersion %q minVersion %q note %q", e.VerifiedVersion, e.MinVersion, e.Hooks.Note)
 	}
 }

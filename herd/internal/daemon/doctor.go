@@ -103,6 +103,7 @@ func (d *daemon) doctor() *herd.DoctorResult {
 	}
 	r.Checks = append(r.Checks, d.engines.Doctor()...)
 	r.Checks = append(r.Checks, herd.HeadlessCheck(d.engines.Table(), os.Environ(), d.toolsDir()))
+	r.Checks = append(r.Checks, herd.EngineVersionCheck(d.engines.Table(), os.Environ(), d.toolsDir()))
 	r.Finish()
 	return r
 }
