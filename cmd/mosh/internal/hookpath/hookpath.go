@@ -28,7 +28,7 @@ import (
 var Stdin []byte
 
 func init() {
-	if code, ok := Serve(os.Args[1:], os.Getenv, os.Stdin); ok {
+	if code, ok := ServeTo(os.Args[1:], os.Getenv, os.Stdin, os.Stdout, stdoutTTY); ok {
 		os.Exit(code)
 	}
 }
@@ -40,4 +40,16 @@ func Serve(args []string, getenv func(string) string, stdin io.Reader) (code int
 		return 0, false
 	}
 	return report(args[2:], getenv, stdin)
+}
+
+// ServeTo is Serve for the report and the simple client-verb forms (verbs.go), which print on
+// stdout; stdoutTTY says whether stdout is a terminal (asked only when the output depends on it).
+func ServeTo(args []string, getenv func(string) string, stdin io.Reader, stdout io.Writer, stdoutTTY func() bool) (code int, ok bool) {
+	if code, ok := Serve(args, getenv, stdin); ok || (len(args) >= 2 && args[0] == "herd" && args[1] == "report") {
+		return code, ok
+	}
+	if getenv("MOSH_NO_HOOKPATH") != "" {
+		return 0, false
+	}
+	return verb(args, getenv, stdout, stdoutTTY)
 }
