@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mosh-dev/mosh/herd"
+	"github.com/mosh-dev/mosh/herd/herdd"
 	"github.com/mosh-dev/mosh/herd/remote/remotetest"
 )
 
@@ -23,7 +24,7 @@ func herdDaemon(t *testing.T) map[string]string {
 	t.Cleanup(func() { os.RemoveAll(home) })
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- herd.ServeForeground(ctx, home) }()
+	go func() { served <- herdd.Serve(ctx, home) }()
 	t.Cleanup(func() {
 		cancel()
 		<-served

@@ -21,6 +21,9 @@ import (
 )
 
 // Protocol method names (PROTOCOL.md documents params and results).
+// Version is the herd protocol and daemon version, reported by daemon.status and ping.
+const Version = "0.1.0"
+
 const (
 	MethodPing         = "ping"
 	MethodRun          = "run"
@@ -541,28 +544,28 @@ type NameParams struct {
 	Name string `json:"name"`
 }
 
-// rpcError is the error object on the wire. Code is -32000-exitCode for herd errors (e.g. -32003
+// RPCError is the error object on the wire. Code is -32000-exitCode for herd errors (e.g. -32003
 // for gone) and the JSON-RPC codes for protocol errors; Data.exitCode is always set.
-type rpcError struct {
+type RPCError struct {
 	Code    int           `json:"code"`
 	Message string        `json:"message"`
-	Data    *rpcErrorData `json:"data,omitempty"`
+	Data    *RPCErrorData `json:"data,omitempty"`
 }
 
-type rpcErrorData struct {
+type RPCErrorData struct {
 	ExitCode int `json:"exitCode"`
 }
 
 // JSON-RPC protocol error codes.
 const (
-	codeParse          = -32700
+	CodeParse          = -32700
 	codeInvalidRequest = -32600
-	codeMethodNotFound = -32601
+	CodeMethodNotFound = -32601
 	codeInvalidParams  = -32602
-	codeHerdBase       = -32000 // herd errors: codeHerdBase - exit code
+	CodeHerdBase       = -32000 // herd errors: CodeHerdBase - exit code
 )
 
-func (e *rpcError) toError() error {
+func (e *RPCError) toError() error {
 	code := exitcode.Infra
 	if e.Data != nil {
 		code = exitcode.Code(e.Data.ExitCode)

@@ -70,18 +70,18 @@ type rpcResponse struct {
 	Method  string          `json:"method,omitempty"`
 	Params  json.RawMessage `json:"params,omitempty"`
 	Result  json.RawMessage `json:"result,omitempty"`
-	Error   *rpcError       `json:"error,omitempty"`
+	Error   *RPCError       `json:"error,omitempty"`
 }
 
 // Connect dials the daemon of opts.Home, starting one on demand (like a tmux server) unless
 // opts.NoStart. Concurrent callers never start two daemons.
 func Connect(ctx context.Context, opts ConnectOptions) (*Client, error) {
-	home, err := homeOr(opts.Home)
+	home, err := HomeOr(opts.Home)
 	if err != nil {
 		return nil, err
 	}
 	sock := SocketPath(home)
-	conn, err := dialSocket(ctx, sock)
+	conn, err := DialSocket(ctx, sock)
 	if err != nil {
 		// A daemon process may still hold the lock: stopping, starting, or re-creating a removed
 		// socket. Wait for it (bounded) instead of failing or starting a second one.
@@ -102,7 +102,7 @@ func Connect(ctx context.Context, opts ConnectOptions) (*Client, error) {
 	return newClient(home, sock, conn), nil
 }
 
-func dialSocket(ctx context.Context, sock string) (net.Conn, error) {
+func DialSocket(ctx context.Context, sock string) (net.Conn, error) {
 	var d net.Dialer
 	return d.DialContext(ctx, "unix", sock)
 }
@@ -124,6 +124,10 @@ func newClient(home, sock string, conn net.Conn) *Client {
 // Home is the MOSH_HOME this client talks to.
 func (c *Client) Home() string { return c.home }
 
+// Done is closed when the connection to the daemon has ended (the daemon stopped or died, or
+// Close was called).
+func (c *Client) Done() <-chan struct{} { return c.done }
+
 // Socket is the socket path of the daemon.
 func (c *Client) Socket() string { return c.socket }
 
@@ -140,7 +144,7 @@ func (c *Client) readLoop() {
 	var err error
 	for {
 		var line []byte
-		line, err = readLine(r)
+		line, err = ReadLine(r)
 		if err != nil {
 			break
 		}
@@ -213,8 +217,8 @@ func splitResult(line []byte, resp *rpcResponse) bool {
 	return true
 }
 
-// readLine reads one newline-terminated line of any length.
-func readLine(r *bufio.Reader) ([]byte, error) {
+// ReadLine reads one newline-terminated line of any length.
+func ReadLine(r *bufio.Reader) ([]byte, error) {
 	line, err := r.ReadSlice('\n')
 	if err == nil {
 		return line, nil
@@ -554,11 +558,11 @@ func (c *Client) DaemonStop(ctx context.Context, yes bool) (*DaemonStopResult, e
 	}
 	if r.Pid == 0 {
 		// A daemon from before pids were returned: the lock file names it.
-		li, held := lockHolder(c.home)
+		li, held := LockHolder(c.home)
 		if !held {
 			return &r, nil
 		}
-		r.Pid = li.pid
+		r.Pid = li.Pid
 	}
 	return &r, waitStopped(ctx, r.Pid, c.home)
 }
@@ -567,7 +571,7 @@ func (c *Client) DaemonStop(ctx context.Context, yes bool) (*DaemonStopResult, e
 func waitStopped(ctx context.Context, pid int, home string) error {
 	wctx, cancel := context.WithTimeout(ctx, stopWait)
 	defer cancel()
-	if err := waitProcessGone(wctx, pid, home); err != nil {
+	if err := WaitProcessGone(wctx, pid, home); err != nil {
 		if ctx.Err() != nil {
 			return exitcode.New(exitcode.Interrupted, "stopped waiting for the herd daemon (pid %d) to exit; it is still stopping", pid)
 		}
@@ -582,7 +586,7 @@ func waitStopped(ctx context.Context, pid int, home string) error {
 // socket (removed by a temp cleaner, an old daemon that cannot re-create it) is refused without
 // yes, and ended with SIGTERM with it (its members stop with it, as with a daemon that answers).
 func StopDaemon(ctx context.Context, opts ConnectOptions, yes bool) (*DaemonStopResult, error) {
-	home, err := homeOr(opts.Home)
+	home, err := HomeOr(opts.Home)
 	if err != nil {
 		return nil, err
 	}
@@ -594,7 +598,7 @@ func StopDaemon(ctx context.Context, opts ConnectOptions, yes bool) (*DaemonStop
 	}
 	var od *OrphanedDaemonError
 	if !errors.As(err, &od) {
-		if li, held := lockHolder(home); !held || li.pid == 0 {
+		if li, held := LockHolder(home); !held || li.Pid == 0 {
 			return &DaemonStopResult{}, nil // none runs
 		}
 		return nil, err
@@ -733,7 +737,7 @@ func (c *Client) Subscribe(ctx context.Context, names ...string) (*Subscription,
 // member's output (first a redraw of the current screen), Write sends input bytes, Resize follows
 // the local terminal, Close detaches (the member keeps running).
 func (c *Client) Attach(ctx context.Context, name string, cols, rows int) (*AttachStream, error) {
-	conn, err := dialSocket(ctx, c.socket)
+	conn, err := DialSocket(ctx, c.socket)
 	if err != nil {
 		return nil, exitcode.New(exitcode.Infra, "herd daemon unreachable: %v", err)
 	}
@@ -747,7 +751,7 @@ func (c *Client) Attach(ctx context.Context, name string, cols, rows int) (*Atta
 		_ = conn.SetReadDeadline(dl)
 	}
 	r := bufio.NewReaderSize(conn, 64<<10)
-	line, err := readLine(r)
+	line, err := ReadLine(r)
 	if err != nil {
 		conn.Close()
 		return nil, exitcode.New(exitcode.Infra, "attach %s: daemon closed the connection: %v", name, err)
@@ -781,21 +785,21 @@ type AttachStream struct {
 // Read returns member output. It returns io.EOF when the member ended or the daemon detached us.
 func (a *AttachStream) Read(p []byte) (int, error) {
 	for len(a.pending) == 0 {
-		typ, payload, err := readFrame(a.r)
+		typ, payload, err := ReadFrame(a.r)
 		if err != nil {
 			return 0, err
 		}
 		switch typ {
-		case frameData:
+		case FrameData:
 			a.pending = payload
-		case frameExit:
+		case FrameExit:
 			var x struct {
 				ExitCode *int `json:"exitCode"`
 			}
 			_ = json.Unmarshal(payload, &x)
 			a.ExitCode = x.ExitCode
 			return 0, io.EOF
-		case frameClose:
+		case FrameClose:
 			return 0, io.EOF
 		}
 	}
@@ -808,9 +812,9 @@ func (a *AttachStream) Read(p []byte) (int, error) {
 func (a *AttachStream) Write(p []byte) (int, error) {
 	a.writeMu.Lock()
 	defer a.writeMu.Unlock()
-	for off := 0; off < len(p); off += maxFrame {
-		end := min(off+maxFrame, len(p))
-		if err := writeFrame(a.conn, frameData, p[off:end]); err != nil {
+	for off := 0; off < len(p); off += MaxFrame {
+		end := min(off+MaxFrame, len(p))
+		if err := WriteFrame(a.conn, FrameData, p[off:end]); err != nil {
 			return off, err
 		}
 	}
@@ -821,13 +825,13 @@ func (a *AttachStream) Write(p []byte) (int, error) {
 func (a *AttachStream) Resize(cols, rows int) error {
 	a.writeMu.Lock()
 	defer a.writeMu.Unlock()
-	return writeFrame(a.conn, frameResize, resizePayload(cols, rows))
+	return WriteFrame(a.conn, FrameResize, ResizePayload(cols, rows))
 }
 
 // Close detaches; the member keeps running.
 func (a *AttachStream) Close() error {
 	a.writeMu.Lock()
-	_ = writeFrame(a.conn, frameClose, nil)
+	_ = WriteFrame(a.conn, FrameClose, nil)
 	a.writeMu.Unlock()
 	return a.conn.Close()
 }
@@ -835,7 +839,7 @@ func (a *AttachStream) Close() error {
 // Doctor runs the doctor checks, including "daemon reachable", without requiring a daemon: when
 // none answers it reports that as a failure with the fix instead of starting one.
 func Doctor(ctx context.Context, opts ConnectOptions) (*DoctorResult, error) {
-	home, err := homeOr(opts.Home)
+	home, err := HomeOr(opts.Home)
 	if err != nil {
 		return nil, err
 	}
@@ -854,10 +858,10 @@ func Doctor(ctx context.Context, opts ConnectOptions) (*DoctorResult, error) {
 				Detail: fmt.Sprintf("no daemon answers on %s", SocketPath(home)),
 				Fix:    "run any herd verb (it starts the daemon), or `mosh herd daemon --foreground`; see " + HerdDir(home) + "/daemon.log"})
 		}
-		r.Checks = append(r.Checks, localChecks(home)...)
-		r.Checks = append(r.Checks, stateEngines{state.Load(HerdDir(home))}.Doctor()...)
-		r.Checks = append(r.Checks, headlessCheck(state.Load(HerdDir(home)), os.Environ(), filepath.Join(home, "bin")))
-		r.finish()
+		r.Checks = append(r.Checks, LocalChecks(home)...)
+		r.Checks = append(r.Checks, EngineTableChecks(state.Load(HerdDir(home)))...)
+		r.Checks = append(r.Checks, HeadlessCheck(state.Load(HerdDir(home)), os.Environ(), filepath.Join(home, "bin")))
+		r.Finish()
 		return r, nil
 	}
 	defer c.Close()
@@ -867,7 +871,7 @@ func Doctor(ctx context.Context, opts ConnectOptions) (*DoctorResult, error) {
 // Probe reports whether a daemon answers for opts.Home without starting one. A daemon process
 // that holds the lock but does not answer is an error (*OrphanedDaemonError), not "not running".
 func Probe(ctx context.Context, opts ConnectOptions) (*DaemonStatusResult, error) {
-	home, err := homeOr(opts.Home)
+	home, err := HomeOr(opts.Home)
 	if err != nil {
 		return nil, err
 	}

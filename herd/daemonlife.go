@@ -35,17 +35,17 @@ import (
 
 // Daemon phases written to the lock file.
 const (
-	phaseStarting = "starting"
-	phaseServing  = "serving"
-	phaseStopping = "stopping"
+	PhaseStarting = "starting"
+	PhaseServing  = "serving"
+	PhaseStopping = "stopping"
 )
 
 // How long a client waits for a daemon that holds the lock but does not answer, by its phase.
 // Bounds, not expectations: each wait ends on the event it waits for.
 var (
 	waitStarting = 15 * time.Second // opening the database (a big WAL to recover) comes before listening
-	waitStopping = 30 * time.Second // members get killGrace each (in parallel), then the ledger flushes
-	waitServing  = 3 * time.Second  // a serving daemon re-creates a removed socket within milliseconds
+	WaitStopping = 30 * time.Second // members get killGrace each (in parallel), then the ledger flushes
+	WaitServing  = 3 * time.Second  // a serving daemon re-creates a removed socket within milliseconds
 )
 
 // stopWait bounds Client.DaemonStop's wait for the process to end.
@@ -53,40 +53,41 @@ var stopWait = 30 * time.Second
 
 func lockPath(home string) string { return filepath.Join(HerdDir(home), "daemon.lock") }
 
-// lockInfo is what the lock file says: pid and phase (old daemons wrote the pid only).
-type lockInfo struct {
-	pid   int
-	phase string
+// LockInfo is what the lock file says: pid and phase (old daemons wrote the pid only).
+type LockInfo struct {
+	Pid   int
+	Phase string
 }
 
-func parseLockInfo(b []byte) lockInfo {
+// ParseLockInfo reads a lock file's "<pid> <phase>".
+func ParseLockInfo(b []byte) LockInfo {
 	f := strings.Fields(string(b))
-	var li lockInfo
+	var li LockInfo
 	if len(f) > 0 {
-		li.pid, _ = strconv.Atoi(f[0])
+		li.Pid, _ = strconv.Atoi(f[0])
 	}
 	if len(f) > 1 {
-		li.phase = f[1]
+		li.Phase = f[1]
 	}
 	return li
 }
 
-// lockHolder reports whether a daemon process holds home's lifetime lock, and what the lock file
+// LockHolder reports whether a daemon process holds home's lifetime lock, and what the lock file
 // says about it. The probe takes a shared lock for an instant; a daemon starting at that instant
 // waits for it (see daemon.lifetimeLock).
-func lockHolder(home string) (lockInfo, bool) {
+func LockHolder(home string) (LockInfo, bool) {
 	path := lockPath(home)
 	f, err := os.Open(path)
 	if err != nil {
-		return lockInfo{}, false
+		return LockInfo{}, false
 	}
 	defer f.Close()
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err == nil {
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		return lockInfo{}, false
+		return LockInfo{}, false
 	}
 	b, _ := os.ReadFile(path)
-	return parseLockInfo(b), true
+	return ParseLockInfo(b), true
 }
 
 // OrphanedDaemonError is a daemon process that holds the lifetime lock of a home but does not
@@ -104,7 +105,7 @@ func (e *OrphanedDaemonError) Error() string {
 	if e.Pid > 0 {
 		pid = strconv.Itoa(e.Pid)
 	}
-	if e.Phase == phaseStopping {
+	if e.Phase == PhaseStopping {
 		return fmt.Sprintf("herd daemon (pid %s) is still stopping: wait for it, or `kill %s` (its members stop with it)", pid, pid)
 	}
 	return fmt.Sprintf("herd daemon (pid %s) holds %s but does not answer on %s (its socket was removed, or it is stuck): "+
@@ -113,7 +114,7 @@ func (e *OrphanedDaemonError) Error() string {
 }
 
 // orphaned is an *OrphanedDaemonError with exit code 5 (infra).
-func orphaned(pid int, sock, lock, phase string) error {
+func NewOrphanedDaemonError(pid int, sock, lock, phase string) error {
 	return &exitcode.Error{Code: exitcode.Infra, Err: &OrphanedDaemonError{Pid: pid, Socket: sock, Lock: lock, Phase: phase}}
 }
 
@@ -122,48 +123,48 @@ func orphaned(pid int, sock, lock, phase string) error {
 // to answer (it was starting, or re-created a removed socket) or for the process to end (it was
 // stopping), bounded by the daemon's phase; past the bound it returns *OrphanedDaemonError.
 func awaitDaemon(ctx context.Context, home, sock string) (net.Conn, error) {
-	li, held := lockHolder(home)
+	li, held := LockHolder(home)
 	if !held {
 		return nil, nil
 	}
-	bound := waitServing
-	switch li.phase {
-	case phaseStarting, "":
+	bound := WaitServing
+	switch li.Phase {
+	case PhaseStarting, "":
 		bound = waitStarting
-	case phaseStopping:
-		bound = waitStopping
+	case PhaseStopping:
+		bound = WaitStopping
 	}
 	wctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
-	w, err := newDaemonWatch(sock, li.pid, lockPath(home))
+	w, err := newDaemonWatch(sock, li.Pid, lockPath(home))
 	if err != nil {
-		return nil, exitcode.New(exitcode.Infra, "cannot wait for the herd daemon (pid %d): %v", li.pid, err)
+		return nil, exitcode.New(exitcode.Infra, "cannot wait for the herd daemon (pid %d): %v", li.Pid, err)
 	}
 	defer w.close()
 	for {
 		// The watch is in place before each look, so a change between the look and the wait wakes it.
-		if conn, err := dialSocket(ctx, sock); err == nil {
+		if conn, err := DialSocket(ctx, sock); err == nil {
 			return conn, nil
 		}
-		now, held := lockHolder(home)
+		now, held := LockHolder(home)
 		if !held {
 			return nil, nil
 		}
-		if now.pid != li.pid && now.pid > 0 {
+		if now.Pid != li.Pid && now.Pid > 0 {
 			// Another daemon took the lock since: follow that one.
 			w.close()
 			li = now
-			if w, err = newDaemonWatch(sock, li.pid, lockPath(home)); err != nil {
-				return nil, exitcode.New(exitcode.Infra, "cannot wait for the herd daemon (pid %d): %v", li.pid, err)
+			if w, err = newDaemonWatch(sock, li.Pid, lockPath(home)); err != nil {
+				return nil, exitcode.New(exitcode.Infra, "cannot wait for the herd daemon (pid %d): %v", li.Pid, err)
 			}
 			continue
 		}
-		li.phase = now.phase
+		li.Phase = now.Phase
 		if err := w.wait(wctx); err != nil {
 			if ctx.Err() != nil {
-				return nil, exitcode.New(exitcode.Timeout, "gave up waiting for the herd daemon (pid %d) to answer on %s", li.pid, sock)
+				return nil, exitcode.New(exitcode.Timeout, "gave up waiting for the herd daemon (pid %d) to answer on %s", li.Pid, sock)
 			}
-			return nil, orphaned(li.pid, sock, lockPath(home), li.phase)
+			return nil, NewOrphanedDaemonError(li.Pid, sock, lockPath(home), li.Phase)
 		}
 	}
 }
@@ -187,7 +188,7 @@ func newDaemonWatch(sock string, pid int, lock string) (*daemonWatch, error) {
 	// The directory may be gone with the socket (a cleaner removed the whole fallback directory
 	// under the temp dir): make it, as a starting client would, so there is something to watch;
 	// the daemon re-creates its socket in it.
-	if err := ensurePrivateDir(filepath.Dir(sock)); err != nil {
+	if err := EnsurePrivateDir(filepath.Dir(sock)); err != nil {
 		unix.Close(ino)
 		return nil, err
 	}
@@ -327,9 +328,9 @@ func (w *daemonWatch) close() {
 	}
 }
 
-// waitProcessGone waits until the daemon process pid has ended (its lock released, its database
+// WaitProcessGone waits until the daemon process pid has ended (its lock released, its database
 // closed): a pidfd when it is another process, the lifetime lock when it runs in this one.
-func waitProcessGone(ctx context.Context, pid int, home string) error {
+func WaitProcessGone(ctx context.Context, pid int, home string) error {
 	if pid <= 0 {
 		return nil
 	}
@@ -355,156 +356,4 @@ func waitProcessGone(ctx context.Context, pid int, home string) error {
 	defer unix.Close(fd)
 	defer stop()
 	return pollCtx(ctx, []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, func(fds []unix.PollFd) bool { return fds[0].Revents != 0 })
-}
-
-// ---- daemon side ------------------------------------------------------------------------------
-
-// listenSocket listens on path: bound under a temporary name in the same directory, made 0600,
-// then renamed into place, so the socket's name appears only once it accepts connections (a
-// client woken by its appearance never meets a bound but not yet listening socket).
-func listenSocket(path string) (*net.UnixListener, os.FileInfo, error) {
-	tmp := filepath.Join(filepath.Dir(path), ".s"+strconv.Itoa(os.Getpid()))
-	_ = os.Remove(tmp)
-	old := syscall.Umask(0o177)
-	ln, err := net.Listen("unix", tmp)
-	syscall.Umask(old)
-	if err != nil {
-		return nil, nil, exitcode.New(exitcode.Infra, "herd daemon cannot listen on %s: %v", path, err)
-	}
-	ul := ln.(*net.UnixListener)
-	ul.SetUnlinkOnClose(false)
-	fail := func(err error) (*net.UnixListener, os.FileInfo, error) {
-		ul.Close()
-		_ = os.Remove(tmp)
-		return nil, nil, err
-	}
-	if err := os.Chmod(tmp, 0o600); err != nil {
-		return fail(exitcode.New(exitcode.Infra, "cannot make %s private: %v", path, err))
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fail(exitcode.New(exitcode.Infra, "herd daemon cannot listen on %s: %v", path, err))
-	}
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return fail(exitcode.New(exitcode.Infra, "herd daemon cannot listen on %s: %v", path, err))
-	}
-	return ul, fi, nil
-}
-
-// ownSocket reports whether the file at d.sock is still the socket this daemon listens on.
-func (d *daemon) ownSocket() bool {
-	d.lnMu.Lock()
-	info := d.sockInfo
-	d.lnMu.Unlock()
-	fi, err := os.Lstat(d.sock)
-	return err == nil && info != nil && os.SameFile(fi, info)
-}
-
-// relisten re-creates the socket when the file at d.sock is no longer ours (removed by a temp
-// cleaner, or replaced): a new listener, then the old one closed. Connections already open are
-// not touched.
-func (d *daemon) relisten() {
-	d.lnMu.Lock()
-	defer d.lnMu.Unlock()
-	if d.lnClosed {
-		return
-	}
-	if fi, err := os.Lstat(d.sock); err == nil && d.sockInfo != nil && os.SameFile(fi, d.sockInfo) {
-		return
-	}
-	if err := ensurePrivateDir(filepath.Dir(d.sock)); err != nil {
-		d.logger.Printf("socket %s was removed and cannot be re-created: %v", d.sock, err)
-		return
-	}
-	ln, fi, err := listenSocket(d.sock)
-	if err != nil {
-		d.logger.Printf("socket %s was removed and cannot be re-created: %v", d.sock, err)
-		return
-	}
-	old := d.ln
-	d.ln, d.sockInfo = ln, fi
-	d.sockRecreated++
-	d.sockRecreatedAt = time.Now()
-	d.acceptWG.Add(1)
-	go d.acceptLoop(ln)
-	if old != nil {
-		old.Close()
-	}
-	d.logger.Printf("socket %s was removed (a temp-dir cleaner?); listening on it again", d.sock)
-}
-
-// watchSocket re-creates the socket whenever it disappears: inotify on its directory (deletes,
-// renames away, the directory itself removed). It ends when the daemon stops.
-func (d *daemon) watchSocket() {
-	ino, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
-	if err != nil {
-		d.logger.Printf("cannot watch %s (inotify: %v): a removed socket will not be re-created", d.sock, err)
-		return
-	}
-	f := os.NewFile(uintptr(ino), "inotify") // non-blocking: reads park in the runtime poller, Close wakes them
-	go func() {
-		<-d.stopCh
-		f.Close()
-	}()
-	dir, name := filepath.Dir(d.sock), filepath.Base(d.sock)
-	const mask = unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_ONLYDIR
-	addWatch := func() bool {
-		rc, err := f.SyscallConn()
-		if err != nil {
-			return false
-		}
-		var werr error
-		_ = rc.Control(func(fd uintptr) { _, werr = unix.InotifyAddWatch(int(fd), dir, mask) })
-		if werr != nil {
-			d.logger.Printf("cannot watch %s: %v", dir, werr)
-			return false
-		}
-		return true
-	}
-	if !addWatch() {
-		return
-	}
-	var buf [8192]byte
-	for {
-		n, err := f.Read(buf[:])
-		if err != nil {
-			return // closed: the daemon stops
-		}
-		check, rewatch := false, false
-		for off := 0; off+unix.SizeofInotifyEvent <= n; {
-			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
-			nameLen := int(ev.Len)
-			evName := ""
-			if nameLen > 0 {
-				evName = string(bytes.TrimRight(buf[off+unix.SizeofInotifyEvent:off+unix.SizeofInotifyEvent+nameLen], "\x00"))
-			}
-			off += unix.SizeofInotifyEvent + nameLen
-			switch {
-			case ev.Mask&(unix.IN_IGNORED|unix.IN_DELETE_SELF|unix.IN_MOVE_SELF) != 0:
-				check, rewatch = true, true
-			case ev.Mask&unix.IN_Q_OVERFLOW != 0:
-				check = true
-			case evName == name:
-				check = true
-			}
-		}
-		if !check {
-			continue
-		}
-		select {
-		case <-d.stopCh:
-			return
-		default:
-		}
-		if !d.ownSocket() {
-			d.relisten()
-		}
-		if rewatch {
-			// The directory went away (relisten made it again) or moved: watch the one at dir now.
-			rc, err := f.SyscallConn()
-			if err == nil {
-				_ = rc.Control(func(fd uintptr) { _, _ = unix.InotifyAddWatch(int(fd), dir, mask) })
-			}
-		}
-	}
 }

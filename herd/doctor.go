@@ -1,21 +1,17 @@
 package herd
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/mosh-dev/mosh/herd/state"
 )
 
-// localChecks are the doctor checks that need no daemon: the directories exist, are ours,
+// LocalChecks are the doctor checks that need no daemon: the directories exist, are ours,
 // private where they must be, and writable.
-func localChecks(home string) []DoctorCheck {
+func LocalChecks(home string) []DoctorCheck {
 	return []DoctorCheck{dirCheck(home, false), dirCheck(HerdDir(home), true)}
 }
 
@@ -41,8 +37,8 @@ func dirCheck(dir string, private bool) DoctorCheck {
 	return DoctorCheck{Name: name, Level: "ok", Detail: "writable"}
 }
 
-// finish sets OK and Level from the checks.
-func (r *DoctorResult) finish() {
+// Finish sets OK and Level from the checks.
+func (r *DoctorResult) Finish() {
 	rank := map[string]int{"ok": 0, "warn": 1, "fail": 2}
 	worst := "ok"
 	for _, c := range r.Checks {
@@ -54,116 +50,14 @@ func (r *DoctorResult) finish() {
 	r.OK = worst != "fail"
 }
 
-// doctor runs every check from inside the daemon.
-func (d *daemon) doctor() *DoctorResult {
-	r := &DoctorResult{Dir: d.dir}
-	r.Checks = append(r.Checks, DoctorCheck{Name: "daemon", Level: "ok", Detail: fmt.Sprintf("pid %d on %s, up %s", os.Getpid(), d.sock, time.Since(d.started).Round(time.Second))})
-	r.Checks = append(r.Checks, localChecks(d.home)...)
-	r.Checks = append(r.Checks, d.socketCheck())
-
-	// Database.
-	if d.dbErr != nil {
-		r.Checks = append(r.Checks, DoctorCheck{Name: "database", Level: "fail", Detail: d.dbErr.Error(),
-			Fix: "move " + filepath.Join(d.dir, "herd.db") + " aside and restart the daemon (`mosh herd daemon stop`): members are not remembered until then"})
-	} else if d.tasks != nil {
-		r.Checks = append(r.Checks, d.databaseChecks()...)
-	}
-	r.Checks = append(r.Checks, diskCheck(d.dir))
-
-	// config.json (ledger retention and durability).
-	if len(d.cfgProblems) > 0 {
-		for _, p := range d.cfgProblems {
-			r.Checks = append(r.Checks, DoctorCheck{Name: "config", Level: "warn", Detail: p,
-				Fix: "fix " + filepath.Join(d.dir, ConfigFile) + ", then `mosh herd daemon stop` (the next verb starts a daemon that reads it)"})
-		}
-	} else {
-		r.Checks = append(r.Checks, DoctorCheck{Name: "config", Level: "ok", Detail: filepath.Join(d.dir, ConfigFile) + " loads cleanly (or is absent: the defaults apply)"})
-	}
-
-	// Manifest vs live.
-	var gone, exited []string
-	for _, row := range d.list() {
-		switch {
-		case row.State == StateGone:
-			gone = append(gone, row.Name)
-		case !row.Alive:
-			exited = append(exited, row.Name)
-		}
-	}
-	switch {
-	case len(gone) > 0:
-		r.Checks = append(r.Checks, DoctorCheck{Name: "manifest", Level: "warn", Detail: fmt.Sprintf("%d remembered member(s) not running: %v", len(gone), gone), Fix: "mosh restore  ·  mosh herd prune"})
-	case len(exited) > 0:
-		r.Checks = append(r.Checks, DoctorCheck{Name: "manifest", Level: "ok", Detail: fmt.Sprintf("%d member(s) exited: %v", len(exited), exited), Fix: "mosh herd prune forgets them"})
-	default:
-		r.Checks = append(r.Checks, DoctorCheck{Name: "manifest", Level: "ok", Detail: "every remembered member is running"})
-	}
-
-	// Orphans: remembered members whose process outlived a killed daemon.
-	d.mu.Lock()
-	var orphans []string
-	for _, row := range d.remembered {
-		if pid := orphanPid(row, d.dir); pid > 0 {
-			orphans = append(orphans, fmt.Sprintf("%s (pid %d)", row.Name, pid))
-		}
-	}
-	d.mu.Unlock()
-	if len(orphans) > 0 {
-		r.Checks = append(r.Checks, DoctorCheck{Name: "orphans", Level: "warn", Detail: fmt.Sprintf("member processes still running outside the daemon: %v", orphans),
-			Fix: "mosh restore (stops them and starts the members again), or mosh herd kill NAME"})
-	}
-
-	// Stale hook reports: a report whose member's screen now disagrees is fine (fusion handles
-	// it); a report on a member that exited is stale.
-	var stale []string
-	d.mu.Lock()
-	ms := make([]*member, 0, len(d.members))
-	for _, m := range d.members {
-		ms = append(ms, m)
-	}
-	d.mu.Unlock()
-	now := time.Now()
-	var unreachable []string
-	for _, m := range ms {
-		if m.remote != nil {
-			d.bus.mu.Lock()
-			if m.reading.State == StateUnknown && m.remote.lastErr != "" {
-				unreachable = append(unreachable, m.name+": "+m.remote.lastErr)
-			}
-			d.bus.mu.Unlock()
-			continue
-		}
-		_, _, hook := m.trk.Readings(now)
-		d.bus.mu.Lock()
-		exited := m.exited
-		d.bus.mu.Unlock()
-		if hook != nil && exited {
-			stale = append(stale, m.name)
-		}
-	}
-	if len(stale) > 0 {
-		r.Checks = append(r.Checks, DoctorCheck{Name: "hook reports", Level: "warn", Detail: fmt.Sprintf("live reports on exited members: %v", stale), Fix: "mosh herd prune"})
-	} else {
-		r.Checks = append(r.Checks, DoctorCheck{Name: "hook reports", Level: "ok", Detail: "no stale reports"})
-	}
-	if len(unreachable) > 0 {
-		r.Checks = append(r.Checks, DoctorCheck{Name: "remotes", Level: "warn", Detail: fmt.Sprintf("remote members not answering: %v", unreachable),
-			Fix: "mosh herd remote ping NAME  ·  mosh herd remote remove NAME"})
-	}
-	r.Checks = append(r.Checks, d.engines.Doctor()...)
-	r.Checks = append(r.Checks, headlessCheck(d.engines.Table(), os.Environ(), d.toolsDir()))
-	r.finish()
-	return r
-}
-
-// headlessCheck says which engines with a headless mode (ai()) are installed on PATH or in
+// HeadlessCheck says which engines with a headless mode (ai()) are installed on PATH or in
 // $MOSH_HOME/bin, in the order ai() picks them; a warning when there is none.
-func headlessCheck(t *state.Table, env []string, toolsDir string) DoctorCheck {
+func HeadlessCheck(t *state.Table, env []string, toolsDir string) DoctorCheck {
 	var found, missing []string
 	for _, e := range t.HeadlessPicks() {
 		hit := ""
 		for _, b := range e.Binaries {
-			if p, err := lookPath(b, "/", env, toolsDir); err == nil {
+			if p, err := LookPath(b, "/", env, toolsDir); err == nil {
 				hit = p
 				break
 			}
@@ -182,97 +76,19 @@ func headlessCheck(t *state.Table, env []string, toolsDir string) DoctorCheck {
 	return DoctorCheck{Name: "engines", Level: "ok", Detail: "installed: " + strings.Join(found, ", ") + "; ai() picks the first"}
 }
 
-// socketCheck: the socket is this daemon's, private, and was never removed under it (or says
-// how often it was, and what removes it).
-func (d *daemon) socketCheck() DoctorCheck {
-	d.lnMu.Lock()
-	n, at := d.sockRecreated, d.sockRecreatedAt
-	d.lnMu.Unlock()
-	st, err := os.Lstat(d.sock)
-	switch {
-	case err != nil || !d.ownSocket():
-		return DoctorCheck{Name: "socket", Level: "fail", Detail: fmt.Sprintf("%s is missing or not this daemon's (pid %d) socket", d.sock, os.Getpid()),
-			Fix: "`mosh herd daemon stop --yes`, then any verb starts a daemon with a new socket"}
-	case st.Mode().Perm() != 0o600:
-		return DoctorCheck{Name: "socket", Level: "fail", Detail: fmt.Sprintf("%s has mode %o", d.sock, st.Mode().Perm()), Fix: "chmod 600 " + d.sock}
-	case n > 0:
-		fix := "something removes files under " + filepath.Dir(d.sock)
-		if filepath.Dir(d.sock) != d.dir {
-			fix += " (a temp-dir cleaner: systemd-tmpfiles, tmpreaper); a shorter MOSH_HOME puts the socket in $MOSH_HOME/herd instead (paths up to " +
-				fmt.Sprint(maxSocketPath) + " bytes)"
-		} else {
-			fix += "; keep cleaners away from $MOSH_HOME, or set MOSH_HOME elsewhere"
+// EngineTableChecks are the doctor checks of an engines table: the engines.json and rules.json
+// overrides that did not load, each naming its fix.
+func EngineTableChecks(t *state.Table) []DoctorCheck {
+	probs := t.Problems()
+	if len(probs) == 0 {
+		return []DoctorCheck{{Name: "rules", Level: "ok", Detail: "engines.json and rules.json overrides load cleanly (or are absent)"}}
+	}
+	out := make([]DoctorCheck, 0, len(probs))
+	for _, p := range probs {
+		out = append(out, DoctorCheck{Name: "rules: " + p.File, Level: "fail", Detail: fmt.Sprintf("%s: %s", p.Where, p.Error), Fix: p.Fix})
+		if p.Pattern != "" {
+			out[len(out)-1].Detail = fmt.Sprintf("%s %q: %s", p.Where, p.Pattern, p.Error)
 		}
-		return DoctorCheck{Name: "socket", Level: "warn",
-			Detail: fmt.Sprintf("%s was removed under the daemon and re-created %d time(s), last at %s", d.sock, n, at.Format(time.TimeOnly)),
-			Fix:    fix}
 	}
-	return DoctorCheck{Name: "socket", Level: "ok", Detail: d.sock}
-}
-
-// databaseChecks: the database is sound (quick_check, not locked by another process) and takes
-// writes — a real committed write through the daemon's own writer, so a full disk, a read-only
-// file or writes already waiting in memory fail doctor instead of every prompt.
-func (d *daemon) databaseChecks() []DoctorCheck {
-	db := filepath.Join(d.dir, "herd.db")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := d.tasks.Check(ctx); err != nil {
-		return []DoctorCheck{{Name: "database", Level: "fail", Detail: err.Error(), Fix: "move the database aside and restart the daemon"}}
-	}
-	checks := []DoctorCheck{{Name: "database", Level: "ok", Detail: db + " passes quick_check"}}
-	werr := d.tasks.CheckWrite(ctx)
-	h := d.tasks.WriteHealth()
-	switch {
-	case werr != nil:
-		detail := "a write to " + db + " failed: " + werr.Error()
-		if h.Kept > 0 {
-			detail += fmt.Sprintf("; %d ledger write(s) wait in memory since %s (written once the database takes writes again; lost if the daemon stops first)",
-				h.Kept, h.LastErrAt.Format(time.TimeOnly))
-		}
-		checks = append(checks, DoctorCheck{Name: "database writes", Level: "fail", Detail: detail,
-			Fix: "free space on that disk, or make " + db + " and its directory writable by you (0600 file, 0700 directory); prompts are refused until then"})
-	case h.Dropped > 0:
-		checks = append(checks, DoctorCheck{Name: "database writes", Level: "warn",
-			Detail: fmt.Sprintf("writes work again, but %d ledger write(s) were lost while they failed (last failure %s: %v)", h.Dropped, h.LastErrAt.Format(time.TimeOnly), h.LastErr),
-			Fix:    "tasks of that time may read gone; nothing to do unless it happens again (then check the disk)"})
-	default:
-		checks = append(checks, DoctorCheck{Name: "database writes", Level: "ok", Detail: "a write transaction went through (rolled back)"})
-	}
-	return checks
-}
-
-// minFreeBytes: below this much free space on the herd's disk, doctor fails (SQLite needs room
-// for its WAL and every prompt writes).
-const minFreeBytes = 8 << 20
-
-// diskCheck reports the free space of the filesystem that holds dir.
-func diskCheck(dir string) DoctorCheck {
-	var st unix.Statfs_t
-	if err := unix.Statfs(dir, &st); err != nil {
-		return DoctorCheck{Name: "disk", Level: "warn", Detail: fmt.Sprintf("cannot read the free space of %s: %v", dir, err)}
-	}
-	return diskLevel(dir, uint64(st.Bavail)*uint64(st.Bsize))
-}
-
-func diskLevel(dir string, free uint64) DoctorCheck {
-	c := DoctorCheck{Name: "disk", Level: "ok", Detail: fmt.Sprintf("%s free on the disk of %s", humanBytes(free), dir)}
-	switch {
-	case free < minFreeBytes:
-		c.Level, c.Fix = "fail", "free space on that disk: prompts fail to record (and are not typed) when it is full"
-	case free < 16*minFreeBytes:
-		c.Level, c.Fix = "warn", "free space on that disk soon: prompts fail to record when it is full"
-	}
-	return c
-}
-
-func humanBytes(n uint64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	default:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
+	return out
 }

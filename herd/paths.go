@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/mosh-dev/mosh/herd/reportreq"
 	"github.com/mosh-dev/mosh/runtime/exitcode"
@@ -26,8 +27,8 @@ func Home() (string, error) {
 	return filepath.Join(u, ".mosh"), nil
 }
 
-// homeOr returns home, or Home() when home is empty (every entry point takes an optional home).
-func homeOr(home string) (string, error) {
+// HomeOr returns home, or Home() when home is empty (every entry point takes an optional home).
+func HomeOr(home string) (string, error) {
 	if home != "" {
 		return home, nil
 	}
@@ -47,9 +48,9 @@ func SocketPath(home string) string {
 	return filepath.Join(os.TempDir(), fmt.Sprintf("mosh-%d", os.Getuid()), hex.EncodeToString(sum[:8])+".sock")
 }
 
-// ensurePrivateDir creates dir (and parents) and makes sure dir itself is 0700 and ours: a
+// EnsurePrivateDir creates dir (and parents) and makes sure dir itself is 0700 and ours: a
 // directory that another user controls could hold a socket or database we must not trust.
-func ensurePrivateDir(dir string) error {
+func EnsurePrivateDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return exitcode.New(exitcode.Infra, "cannot create %s: %v (check permissions of its parent)", dir, err)
 	}
@@ -67,6 +68,63 @@ func ensurePrivateDir(dir string) error {
 		if err := os.Chmod(dir, 0o700); err != nil {
 			return exitcode.New(exitcode.Infra, "cannot make %s private (0700): %v", dir, err)
 		}
+	}
+	return nil
+}
+
+// LookPath finds file like a shell of the caller would: on the caller's PATH (not the daemon's),
+// relative paths against cwd; then in the fallback directories ($MOSH_HOME/bin, where `mosh
+// install` links the tools it installs, so `herd run -- gradient …` works without a PATH edit).
+func LookPath(file, cwd string, env []string, fallback ...string) (string, error) {
+	if strings.Contains(file, "/") {
+		p := file
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(cwd, p)
+		}
+		if err := IsExecutable(p); err != nil {
+			return "", err
+		}
+		return p, nil
+	}
+	path := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	if path == "" {
+		path = "/usr/local/bin:/usr/bin:/bin"
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			dir = "."
+		}
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(cwd, dir)
+		}
+		p := filepath.Join(dir, file)
+		if IsExecutable(p) == nil {
+			return p, nil
+		}
+	}
+	for _, dir := range fallback {
+		if p := filepath.Join(dir, file); IsExecutable(p) == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%q is not on your PATH", file)
+}
+
+func IsExecutable(p string) error {
+	st, err := os.Stat(p)
+	if err != nil {
+		return fmt.Errorf("%s does not exist", p)
+	}
+	if st.IsDir() {
+		return fmt.Errorf("%s is a directory", p)
+	}
+	if st.Mode().Perm()&0o111 == 0 {
+		return fmt.Errorf("%s is not executable", p)
 	}
 	return nil
 }

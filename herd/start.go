@@ -16,10 +16,10 @@ import (
 	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
 
-// readyFDEnv names the file descriptor on which a daemon started by Connect says "ready\n" once
+// ReadyFDEnv names the file descriptor on which a daemon started by Connect says "ready\n" once
 // its socket listens. A pipe instead of polling the socket: the starter wakes the moment the
 // daemon is ready, and learns at once (EOF) when the daemon died during start-up.
-const readyFDEnv = "MOSH_HERD_READY_FD"
+const ReadyFDEnv = "MOSH_HERD_READY_FD"
 
 // daemonEnvKeys is all of the caller's environment a daemon gets: the daemon never passes its own
 // environment to members (each request carries the caller's), so it needs nothing secret.
@@ -29,12 +29,12 @@ var daemonEnvKeys = []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL"
 
 func startDaemon(ctx context.Context, home string, opts ConnectOptions) (net.Conn, error) {
 	dir := HerdDir(home)
-	if err := ensurePrivateDir(dir); err != nil {
+	if err := EnsurePrivateDir(dir); err != nil {
 		return nil, err
 	}
 	sock := SocketPath(home)
 	if filepath.Dir(sock) != dir {
-		if err := ensurePrivateDir(filepath.Dir(sock)); err != nil {
+		if err := EnsurePrivateDir(filepath.Dir(sock)); err != nil {
 			return nil, err
 		}
 	}
@@ -45,7 +45,7 @@ func startDaemon(ctx context.Context, home string, opts ConnectOptions) (net.Con
 		return nil, err
 	}
 	defer unlock()
-	if conn, err := dialSocket(ctx, sock); err == nil {
+	if conn, err := DialSocket(ctx, sock); err == nil {
 		return conn, nil
 	}
 	// A daemon that is still stopping (or one started by hand meanwhile) holds the lifetime lock:
@@ -85,7 +85,7 @@ func startDaemon(ctx context.Context, home string, opts ConnectOptions) (net.Con
 	cmd.Dir = "/" // the daemon must not pin the caller's working directory
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, logf, logf
 	cmd.ExtraFiles = []*os.File{pw} // fd 3
-	cmd.Env = []string{"MOSH_HOME=" + home, readyFDEnv + "=3"}
+	cmd.Env = []string{"MOSH_HOME=" + home, ReadyFDEnv + "=3"}
 	for _, k := range daemonEnvKeys {
 		if v, ok := os.LookupEnv(k); ok {
 			cmd.Env = append(cmd.Env, k+"="+v)
@@ -116,7 +116,7 @@ func startDaemon(ctx context.Context, home string, opts ConnectOptions) (net.Con
 		}
 		return nil, exitcode.New(exitcode.Infra, "herd daemon did not start: %s%s (log: %s)", why, logTail(logPath, logStart), logPath)
 	}
-	conn, err := dialSocket(ctx, sock)
+	conn, err := DialSocket(ctx, sock)
 	if err != nil {
 		return nil, exitcode.New(exitcode.Infra, "herd daemon started but %s does not answer: %v (log: %s)", sock, err, logPath)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mosh-dev/mosh/herd"
+	"github.com/mosh-dev/mosh/herd/herdd"
 	"github.com/mosh-dev/mosh/herd/remote"
 	"github.com/mosh-dev/mosh/herd/reportreq"
 	"github.com/mosh-dev/mosh/runtime/exitcode"
@@ -1307,5 +1308,5 @@ func runForegroundDaemon(ctx context.Context, home string) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return herd.ServeForeground(ctx, home)
+	return herdd.Serve(ctx, home)
 }

@@ -9,7 +9,7 @@ package main
 //     and to remotetest.NewRun. Also the daemon's send alone (Prompt without Wait: ledger +
 //     message/send) against Conn.Send alone, which isolates the daemon's own cost from its
 //     polling. After a non-terminal send the daemon reads tasks/get at once, then 20 ms and 50 ms
-//     later (herd/remote.go pollBackoff): an A2A round trip whose send answers `working` costs
+//     later (herd/internal/daemon/remote.go pollBackoff): an A2A round trip whose send answers `working` costs
 //     about that.
 //   - follow cost: the daemon process's CPU (utime+stime from /proc/PID/stat) while it follows
 //     N registered A2A remotes, idle (a probe every 30 s each) and with every one holding an open

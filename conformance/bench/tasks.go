@@ -336,7 +336,7 @@ func benchTransitions(ctx context.Context, h *tasksHome, live int, dur time.Dura
 	recorded := after - before
 	fmt.Printf("  reports sent: %d (%.0f/s); transitions committed: %d (%.0f/s, until the last was durable)\n",
 		sent.Load(), float64(sent.Load())/sendWall.Seconds(), recorded, float64(recorded)/wall.Seconds())
-	fmt.Println("  (the report RPC and the state fusion bound this figure; the ledger path alone: go test -bench LedgerWriterTransitions ./herd/)")
+	fmt.Println("  (the report RPC and the state fusion bound this figure; the ledger path alone: go test -bench LedgerWriterTransitions ./herd/internal/daemon/)")
 	return nil
 }
 

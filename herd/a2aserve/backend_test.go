@@ -17,6 +17,7 @@ import (
 
 	"github.com/mosh-dev/mosh/a2a"
 	"github.com/mosh-dev/mosh/herd"
+	"github.com/mosh-dev/mosh/herd/herdd"
 	"github.com/mosh-dev/mosh/herd/remote/remotetest"
 	"github.com/mosh-dev/mosh/runtime/exitcode"
 )
@@ -25,7 +26,7 @@ import (
 func TestMain(m *testing.M) {
 	if len(os.Args) == 4 && os.Args[1] == "herd" && os.Args[2] == "daemon" && os.Args[3] == "--foreground" {
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-		err := herd.ServeForeground(ctx, "")
+		err := herdd.Serve(ctx, "")
 		stop()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)

@@ -14,14 +14,14 @@ import (
 const stateSubmitted = "submitted"
 
 // answerNote prefixes the note of the transition the daemon records when a prompt answers a
-// blocked member's open task (herd/tasks_record.go): the answer joins the task that asked.
+// blocked member's open task (herd/internal/daemon/tasks_record.go): the answer joins the task that asked.
 const answerNote = "answered: "
 
 // taskIDRE is the ledger's id form; anything else cannot be a task and is not asked about.
 var taskIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^t-[0-9]{1,18}$`) })
 
 // continuedNote prefixes the note of the transition the daemon records when a follow-up message
-// is queued into a running task (herd/queue.go).
+// is queued into a running task (herd/internal/daemon/queue.go).
 const continuedNote = "continued: "
 
 // Ledger task end states that are not member states.

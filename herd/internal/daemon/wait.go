@@ -1,0 +1,382 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/mosh-dev/mosh/herd"
+	"github.com/mosh-dev/mosh/ledger"
+	"github.com/mosh-dev/mosh/runtime/exitcode"
+)
+
+// want is one wanted state; an empty kind matches any blocked sub-kind.
+type want struct{ state, kind string }
+
+func parseWaitStates(in []string, def []string) ([]want, error) {
+	var parts []string
+	for _, s := range in {
+		for _, p := range strings.Split(s, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				parts = append(parts, p)
+			}
+		}
+	}
+	if len(parts) == 0 {
+		parts = def
+	}
+	out := make([]want, 0, len(parts))
+	for _, p := range parts {
+		if p == herd.StateGone {
+			out = append(out, want{state: herd.StateGone})
+			continue
+		}
+		st, kind, err := herd.ParseStateArg(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, want{st, kind})
+	}
+	return out, nil
+}
+
+func wanted(ws []want, state, kind string) bool {
+	for _, w := range ws {
+		if w.state == state && (w.kind == "" || w.kind == kind) {
+			return true
+		}
+	}
+	return false
+}
+
+// waitee is what a wait knows about one name.
+type waitee struct {
+	herd.WaitOutcome
+	exited bool
+	// failed: a remote member's task failed. Whatever state the member reads then (idle, done,
+	// unknown), nothing came of the prompt: the wait ends with outcome ended.
+	failed bool
+}
+
+// decide sets the outcome from the current knowledge: matched, ended (the process exited
+// without reaching a wanted state), gone, or "" (keep waiting).
+func (w *waitee) decide(ws []want) {
+	switch {
+	case w.exited:
+		// The process exited (state gone, with its exit code): the wait is over, matched only
+		// when gone itself was wanted — never "matched done".
+		if wanted(ws, herd.StateGone, "") {
+			w.Outcome = herd.OutcomeMatched
+		} else {
+			w.Outcome = herd.OutcomeEnded
+		}
+	case w.State == herd.StateGone:
+		if wanted(ws, herd.StateGone, "") {
+			w.Outcome = herd.OutcomeMatched
+		} else {
+			w.Outcome = herd.OutcomeGone
+		}
+	case w.failed:
+		w.Outcome = herd.OutcomeEnded
+	case wanted(ws, w.State, w.BlockedOn):
+		w.Outcome = herd.OutcomeMatched
+	}
+}
+
+func hWait(ctx context.Context, sc *serverConn, params json.RawMessage) (any, error) {
+	var p herd.WaitParams
+	if err := decode(herd.MethodWait, params, &p); err != nil {
+		return nil, err
+	}
+	d := sc.d
+	if len(p.Names) == 0 {
+		return nil, exitcode.New(exitcode.Usage, "wait needs at least one member name: mosh wait NAME… [--any|--all] [--state S,…] [--timeout D]")
+	}
+	if p.Any && p.All {
+		return nil, exitcode.New(exitcode.Usage, "pass --any or --all, not both")
+	}
+	ws, err := parseWaitStates(p.States, herd.DefaultWaitStates)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	seen := map[string]bool{}
+	for _, n := range p.Names {
+		if err := herd.CheckName(n); err != nil {
+			return nil, err
+		}
+		if !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
+	mode := "all"
+	switch {
+	case p.Any:
+		mode = "any"
+	case len(names) == 1 && !p.All:
+		mode = "one"
+	}
+
+	// Find the members (d.mu), then subscribe and read their states under the state lock, so
+	// every change after this point arrives as an event and none before it is missed.
+	d.mu.Lock()
+	ms := make([]*member, len(names))
+	for i, n := range names {
+		ms[i] = d.members[n]
+	}
+	d.mu.Unlock()
+	d.bus.mu.Lock()
+	sub := d.bus.subscribeLocked(names, false)
+	ws2 := make([]*waitee, len(names))
+	byName := map[string]*waitee{}
+	var tasksEnded []string // tasks seen ending, in order
+	for i, n := range names {
+		w := &waitee{WaitOutcome: herd.WaitOutcome{Name: n, State: herd.StateGone, Authority: herd.AuthorityRuntime}}
+		if m := ms[i]; m != nil && !m.removed {
+			w.State, w.BlockedOn, w.Authority, w.exited = m.reading.State, m.reading.BlockedOn, m.reading.Authority, m.exited
+			if m.exited {
+				c := m.exitCode
+				w.ExitCode = &c
+			}
+			w.failed = m.remote != nil && m.task == nil && m.remote.failedLast
+		}
+		w.decide(ws)
+		if m := ms[i]; w.Outcome != "" && m != nil && m.task == nil && m.lastClosed != nil {
+			// Decided by the state the member is already in: that state ended its last task.
+			w.TasksEnded = []string{m.lastClosed.id}
+			tasksEnded = append(tasksEnded, m.lastClosed.id)
+		}
+		ws2[i], byName[n] = w, w
+	}
+	d.bus.mu.Unlock()
+	defer d.bus.unsubscribe(sub)
+
+	var deadline <-chan time.Time
+	if p.TimeoutMs > 0 {
+		t := time.NewTimer(time.Duration(p.TimeoutMs) * time.Millisecond)
+		defer t.Stop()
+		deadline = t.C
+	}
+	for {
+		if res, done := verdict(mode, ws2); done {
+			res.TasksEnded = append([]string{}, tasksEnded...)
+			d.flushEnded(ws2)
+			return res, nil
+		}
+		select {
+		case <-sub.wake:
+			evs, ended := sub.take()
+			for _, e := range evs {
+				w := byName[e.Name]
+				if w == nil || w.Outcome != "" {
+					continue
+				}
+				switch e.Type {
+				case herd.EventRemoved:
+					w.State, w.BlockedOn, w.Authority = herd.StateGone, "", herd.AuthorityRuntime
+				case herd.EventState:
+					w.State, w.BlockedOn, w.Authority = e.State, e.BlockedOn, e.Authority
+					if e.ExitCode != nil {
+						w.exited, w.ExitCode = true, e.ExitCode
+					}
+					w.failed = e.TaskState == ledger.StateFailed
+					if e.TaskEnded && e.Task != "" {
+						w.TasksEnded = append(w.TasksEnded, e.Task)
+						tasksEnded = append(tasksEnded, e.Task)
+					}
+				default:
+					continue
+				}
+				w.Seq = e.Seq
+				w.decide(ws)
+			}
+			if ended && len(evs) == 0 {
+				return nil, exitcode.New(exitcode.Infra, "wait: the daemon dropped the event stream")
+			}
+		case <-deadline:
+			for _, w := range ws2 {
+				if w.Outcome == "" {
+					w.Outcome = herd.OutcomeTimeout
+				}
+			}
+			res := result(mode, herd.OutcomeTimeout, "", ws2)
+			res.TasksEnded = append([]string{}, tasksEnded...)
+			d.flushEnded(ws2)
+			return res, nil
+		case <-ctx.Done():
+			return nil, exitcode.New(exitcode.Interrupted, "wait cancelled: the client cancelled it or went away")
+		case <-sc.d.stopCh:
+			return nil, exitcode.New(exitcode.Infra, "wait ended: the herd daemon is stopping")
+		}
+	}
+}
+
+// flushEnded makes the ends a wait reports durable before it answers: a task named in
+// tasksEnded reads closed from the ledger, even after a crash of the daemon right after.
+func (d *daemon) flushEnded(ws []*waitee) {
+	for _, w := range ws {
+		if len(w.TasksEnded) > 0 {
+			d.lw.flush(w.Name)
+		}
+	}
+}
+
+// verdict says whether the wait is over and with what result.
+func verdict(mode string, ws []*waitee) (herd.WaitResult, bool) {
+	switch mode {
+	case "one":
+		if ws[0].Outcome != "" {
+			return result(mode, ws[0].Outcome, "", ws), true
+		}
+	case "any":
+		undecided, failed := 0, ""
+		for _, w := range ws {
+			switch w.Outcome {
+			case herd.OutcomeMatched:
+				for _, o := range ws {
+					if o.Outcome == "" {
+						o.Outcome = herd.OutcomePending
+					}
+				}
+				return result(mode, herd.OutcomeMatched, w.Name, ws), true
+			case "":
+				undecided++
+			case herd.OutcomeEnded:
+				failed = herd.OutcomeEnded
+			default:
+				if failed == "" {
+					failed = w.Outcome
+				}
+			}
+		}
+		if undecided == 0 {
+			return result(mode, failed, "", ws), true
+		}
+	default: // all
+		all := true
+		for _, w := range ws {
+			switch w.Outcome {
+			case herd.OutcomeMatched:
+			case "":
+				all = false
+			default:
+				for _, o := range ws {
+					if o.Outcome == "" {
+						o.Outcome = herd.OutcomePending
+					}
+				}
+				return result(mode, w.Outcome, "", ws), true
+			}
+		}
+		if all {
+			return result(mode, herd.OutcomeMatched, "", ws), true
+		}
+	}
+	return herd.WaitResult{}, false
+}
+
+func result(mode, outcome, winner string, ws []*waitee) herd.WaitResult {
+	r := herd.WaitResult{Mode: mode, Outcome: outcome, Winner: winner, Results: make([]herd.WaitOutcome, len(ws))}
+	for i, w := range ws {
+		r.Results[i] = w.WaitOutcome
+	}
+	return r
+}
+
+// promptOutcome is how a prompt --wait ended, and how its task ended when it ended other than
+// done or idle.
+type promptOutcome struct {
+	herd.WaitOutcome
+	taskState string
+}
+
+// awaitAfterPrompt waits for the member's reaction to a prompt: the first state change into a
+// wanted state after the prompt was typed (a state that was already showing does not count).
+// A queued prompt's wait starts counting once its task is typed (the first event of that task);
+// the task ending untyped (canceled, failed), failing, or the member's process exiting ends the
+// wait with outcome ended.
+func (d *daemon) awaitAfterPrompt(ctx context.Context, m *member, sub *busSub, ws []want, timeout time.Duration, task string, queued bool) promptOutcome {
+	var deadline <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		deadline = t.C
+	}
+	started := !queued
+	for {
+		select {
+		case <-sub.wake:
+			evs, ended := sub.take()
+			for _, e := range evs {
+				if e.Name != m.name {
+					continue
+				}
+				switch e.Type {
+				case herd.EventRemoved:
+					return promptOutcome{WaitOutcome: herd.WaitOutcome{Name: m.name, Outcome: herd.OutcomeGone, State: herd.StateGone}}
+				case eventTyped:
+					if e.Task == task {
+						started = true
+					}
+				case eventTaskEnd:
+					if task != "" && e.Task == task && e.TaskState != "" && e.TaskState != ledger.StateDone {
+						return promptOutcome{herd.WaitOutcome{Name: m.name, Outcome: herd.OutcomeEnded, State: e.State, Seq: e.Seq, ExitCode: e.ExitCode}, e.TaskState}
+					}
+				case herd.EventState:
+					o := promptOutcome{WaitOutcome: herd.WaitOutcome{Name: m.name, State: e.State, BlockedOn: e.BlockedOn, Authority: e.Authority, Seq: e.Seq}}
+					if e.ExitCode != nil {
+						// The process exited: whatever the prompt was waiting for, it is over.
+						o.Outcome, o.ExitCode = herd.OutcomeEnded, e.ExitCode
+						if e.Task == task {
+							o.taskState = e.TaskState
+						}
+						return o
+					}
+					if !started {
+						continue // the turns ahead of this queued prompt
+					}
+					if task != "" && e.Task == task && e.TaskEnded && isFailedEnd(e.TaskState) {
+						// The prompt's task failed (a remote's error, a dead remote): that is the
+						// answer, whatever state the member reads now.
+						o.Outcome, o.taskState = herd.OutcomeEnded, e.TaskState
+						return o
+					}
+					if e.TaskState == ledger.StateFailed {
+						o.Outcome, o.taskState = herd.OutcomeEnded, e.TaskState
+						return o
+					}
+					if wanted(ws, e.State, e.BlockedOn) {
+						o.Outcome = herd.OutcomeMatched
+						if e.Task == task && e.TaskEnded {
+							o.taskState = e.TaskState
+						}
+						return o
+					}
+				}
+			}
+			if ended && len(evs) == 0 {
+				return promptOutcome{WaitOutcome: herd.WaitOutcome{Name: m.name, Outcome: herd.OutcomeGone, State: herd.StateGone}}
+			}
+		case <-deadline:
+			d.bus.mu.Lock()
+			st := m.reading.State
+			d.bus.mu.Unlock()
+			return promptOutcome{WaitOutcome: herd.WaitOutcome{Name: m.name, Outcome: herd.OutcomeTimeout, State: st}}
+		case <-ctx.Done():
+			return promptOutcome{WaitOutcome: herd.WaitOutcome{Name: m.name, Outcome: herd.OutcomeGone, State: herd.StateGone}}
+		case <-d.stopCh:
+			return promptOutcome{WaitOutcome: herd.WaitOutcome{Name: m.name, Outcome: herd.OutcomeGone, State: herd.StateGone}}
+		}
+	}
+}
+
+// isFailedEnd: a task end that is not its own turn ending (done or idle).
+func isFailedEnd(s string) bool {
+	switch s {
+	case ledger.StateFailed, ledger.StateCanceled, ledger.StateInterrupted, ledger.StateGone:
+		return true
+	}
+	return false
+}

@@ -1,5 +1,0 @@
-//go:build !race
-
-package herd
-
-const raceEnabled = false
