@@ -62,6 +62,7 @@ func TestFastVerbsPrintWhatTheOrdinaryPathPrints(t *testing.T) {
 		{"herd", "task", "--json", pr.Task},
 		{"wait", "alpha", "--state", "blocked", "--json"},
 		{"wait", "alpha", "--state=working, blocked:permission", "--json"},
+		{"wait", "alpha", "--state", "blocked", "--timeout", "10m", "--json"},
 		{"herd", "wait", "--json", "zeta", "--state", "idle,working"},
 		{"wait", "alpha"}, // the default states, the text form off a terminal
 		{"wait", "alpha", "--state", "blocked:permission"},
@@ -235,6 +236,8 @@ func TestFastVerbsAgainstTheOrdinaryPathOnEveryShape(t *testing.T) {
 		{"wait matched", []string{"wait", "alpha", "--state", "blocked", "--json"}, "wait", daemonJSON(t, matched), true},
 		{"wait matched, text", []string{"wait", "alpha", "--state", "blocked"}, "wait", daemonJSON(t, matched), true},
 		{"wait matched idle, text", []string{"herd", "wait", "alpha", "--state=idle"}, "wait", daemonJSON(t, matchedIdle), true},
+		{"wait matched, a timeout", []string{"wait", "alpha", "--timeout", "10m", "--state", "blocked", "--json"}, "wait", daemonJSON(t, matched), true},
+		{"wait matched, no timeout", []string{"wait", "--timeout=0", "alpha"}, "wait", daemonJSON(t, matched), true},
 		{"wait not matched now", []string{"wait", "alpha", "--state", "blocked", "--json"}, "wait", daemonJSON(t, timeout), false},
 		{"wait with null results", []string{"wait", "alpha", "--json"}, "wait", `{"mode":"one","outcome":"matched","results":null,"tasksEnded":[]}`, false},
 		{"wait error", []string{"wait", "alpha", "--json"}, "wait", `{"code":-32602,"message":"bad","data":{"exitCode":1}}`, false},
@@ -283,7 +286,9 @@ func TestFastVerbsAgainstTheOrdinaryPathOnEveryShape(t *testing.T) {
 		{"task", "t-12", "--json"}, {"herd", "task", "t-12"}, {"herd", "task", "t-012", "--json"}, {"herd", "task", " t-12", "--json"},
 		{"herd", "task", "t-1", "t-2", "--json"}, {"herd", "tasks", "--json"},
 		{"wait", "alpha", "beta", "--json"}, {"wait", "Alpha", "--json"}, {"wait", "alpha", "--state", "busy", "--json"},
-		{"wait", "alpha", "--any", "--json"}, {"wait", "alpha", "--timeout", "5s", "--json"}, {"wait", "alpha", "--state"},
+		{"wait", "alpha", "--any", "--json"}, {"wait", "alpha", "--timeout", "5x", "--json"}, {"wait", "alpha", "--state"},
+		{"wait", "alpha", "--timeout", "1.5s"}, {"wait", "alpha", "--timeout", "1234567"}, {"wait", "alpha", "--timeout", "-1s"},
+		{"wait", "alpha", "--timeout=", "--json"}, {"wait", "alpha", "--timeout", "1s", "--timeout", "2s"}, {"ps", "--json", "--timeout", "1s"},
 		{"wait", "alpha", "--state", "a", "--state", "b"}, {"wait", "--", "alpha"}, {"herd"}, {"herd", "--json"},
 	} {
 		var out bytes.Buffer
@@ -309,5 +314,31 @@ func TestFastVerbsAgainstTheOrdinaryPathOnEveryShape(t *testing.T) {
 	}
 	if l := vd.take(); len(l) != 0 {
 		t.Errorf("requests went: %q", l)
+	}
+}
+
+// Every --timeout value the fast path takes is one the command line takes.
+func TestSimpleDurationsAreDurations(t *testing.T) {
+	n := 0
+	for _, digits := range []string{"0", "7", "30", "500", "0500", "999999", "123456"} {
+		for _, unit := range []string{"", "ms", "s", "m", "h"} {
+			v := digits + unit
+			if !hookpath.SimpleDuration(v) {
+				t.Errorf("%q is not simple", v)
+				continue
+			}
+			n++
+			if _, err := waitTimeout(v); err != nil {
+				t.Errorf("the fast path takes --timeout %q, the command line refuses it: %v", v, err)
+			}
+		}
+	}
+	for _, v := range []string{"", "s", "1234567", "1.5s", "-1s", "1us", "1d", " 1s", "1s ", "1m30s", "+1"} {
+		if hookpath.SimpleDuration(v) {
+			t.Errorf("%q taken as simple", v)
+		}
+	}
+	if n == 0 {
+		t.Fatal("nothing checked")
 	}
 }

@@ -15,7 +15,7 @@ import (
 //
 //	mosh ps --json                      (also list, ls, and under herd)
 //	mosh herd task t-N --json
-//	mosh wait NAME [--state S,…] [--json]   (also under herd; the text form off a terminal only)
+//	mosh wait NAME [--state S,…] [--timeout D] [--json]   (also under herd; text off a terminal only)
 //
 // The request line is reportreq's (herd.Client builds the same one), the answer is the daemon's
 // bytes, indented by rawjson (the ordinary path's indenter); a roster is put in the command line's
@@ -43,7 +43,7 @@ func verb(args []string, getenv func(string) string, stdout io.Writer, stdoutTTY
 	}
 	// The positionals and flags after the verb; cobra takes flags anywhere among them.
 	var pos []string
-	asJSON, state, stateSet := false, "", false
+	asJSON, state, stateSet, timeoutSet := false, "", false, false
 	for i := 1; i < len(args); i++ {
 		a := args[i]
 		switch {
@@ -54,6 +54,11 @@ func verb(args []string, getenv func(string) string, stdout io.Writer, stdoutTTY
 			i++
 		case strings.HasPrefix(a, "--state=") && !stateSet:
 			state, stateSet = a[len("--state="):], true
+		case a == "--timeout" && i+1 < len(args) && !timeoutSet && SimpleDuration(args[i+1]):
+			timeoutSet = true
+			i++
+		case strings.HasPrefix(a, "--timeout=") && !timeoutSet && SimpleDuration(a[len("--timeout="):]):
+			timeoutSet = true
 		case a == "" || strings.HasPrefix(a, "-"):
 			return 0, false // any other flag, "-" or "--": the ordinary path's business
 		default:
@@ -64,7 +69,7 @@ func verb(args []string, getenv func(string) string, stdout io.Writer, stdoutTTY
 	var print func(result []byte) ([]byte, bool)
 	switch args[0] {
 	case "ps", "list", "ls":
-		if !asJSON || stateSet || len(pos) != 0 {
+		if !asJSON || stateSet || timeoutSet || len(pos) != 0 {
 			return 0, false
 		}
 		line = reportreq.ListLine(1)
@@ -73,7 +78,7 @@ func verb(args []string, getenv func(string) string, stdout io.Writer, stdoutTTY
 			return rawjson.AppendIndented(nil, members), ok
 		}
 	case "task": // herd task only: a top-level `mosh task` is a script
-		if !underHerd || !asJSON || stateSet || len(pos) != 1 || !canonicalTaskID(pos[0]) {
+		if !underHerd || !asJSON || stateSet || timeoutSet || len(pos) != 1 || !canonicalTaskID(pos[0]) {
 			return 0, false
 		}
 		line = reportreq.TaskLine(1, pos[0])
@@ -167,6 +172,22 @@ func field(o []byte, key string) (string, bool) {
 		}
 	}
 	return string(v[:j]), true
+}
+
+// SimpleDuration says whether s is a --timeout value of the simple form the fast path takes: 1 to
+// 6 digits with an optional unit ms, s, m or h (every one of these is a duration the command line
+// accepts; cmd/mosh TestSimpleDurationsAreDurations holds that). A wait the fast path serves has
+// matched already, so its timeout changes nothing but whether the command line is valid.
+func SimpleDuration(s string) bool {
+	digits := len(s) - len(strings.TrimLeft(s, "0123456789"))
+	if digits == 0 || digits > 6 {
+		return false
+	}
+	switch s[digits:] {
+	case "", "ms", "s", "m", "h":
+		return true
+	}
+	return false
 }
 
 // canonicalTaskID: t-N with N a positive decimal without leading zeros, at most 18 digits (the
