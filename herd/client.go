@@ -455,7 +455,8 @@ func (c *Client) Start(ctx context.Context, p StartParams) (*Member, error) {
 // List returns every member the daemon knows: live ones and remembered ones (state gone).
 func (c *Client) List(ctx context.Context) ([]Member, error) {
 	var r ListResult
-	if err := c.call(ctx, MethodList, struct{}{}, &r); err != nil {
+	// The request line is reportreq's, as the fast path's (cmd/mosh/internal/hookpath).
+	if err := c.roundTrip(ctx, MethodList, func(id int64) ([]byte, error) { return reportreq.ListLine(id), nil }, &r); err != nil {
 		return nil, err
 	}
 	return r.Members, nil
@@ -551,9 +552,9 @@ func (c *Client) SendKeysNow(ctx context.Context, name string, keys ...string) (
 // Wait blocks until the members reach one of opts.States (default blocked,done). The result is
 // returned even when err is set: timeout → exit 2, ended/gone → exit 3.
 func (c *Client) Wait(ctx context.Context, names []string, opts WaitOptions) (*WaitResult, error) {
-	p := WaitParams{Names: names, States: opts.States, Any: opts.Any, All: opts.All, TimeoutMs: opts.Timeout.Milliseconds()}
+	p := reportreq.Wait{Names: names, States: opts.States, Any: opts.Any, All: opts.All, TimeoutMs: opts.Timeout.Milliseconds()}
 	var r WaitResult
-	if err := c.call(ctx, MethodWait, p, &r); err != nil {
+	if err := c.roundTrip(ctx, MethodWait, func(id int64) ([]byte, error) { return reportreq.WaitLine(id, p), nil }, &r); err != nil {
 		return &r, err
 	}
 	return &r, c.waitError(ctx, &r, opts.States)
@@ -990,17 +991,22 @@ func (c *Client) TasksJSON(ctx context.Context, f TasksFilter) (json.RawMessage,
 // TaskJSON is Task as the daemon encoded it (compact JSON), never decoded here.
 func (c *Client) TaskJSON(ctx context.Context, id string) (json.RawMessage, error) {
 	var raw json.RawMessage
-	if err := c.call(ctx, MethodTask, TaskParams{ID: id}, &raw); err != nil {
+	if err := c.roundTrip(ctx, MethodTask, taskLine(id), &raw); err != nil {
 		return nil, err
 	}
 	return raw, nil
+}
+
+// taskLine builds the task request with reportreq, as the fast path does.
+func taskLine(task string) func(id int64) ([]byte, error) {
+	return func(id int64) ([]byte, error) { return reportreq.TaskLine(id, task), nil }
 }
 
 // Task returns one task ("t-N") with its transitions and artifact. An unknown id is exit 3, a
 // malformed one exit 1. An open task whose member has stopped is closed first.
 func (c *Client) Task(ctx context.Context, id string) (*Task, error) {
 	var t Task
-	if err := c.call(ctx, MethodTask, TaskParams{ID: id}, &t); err != nil {
+	if err := c.roundTrip(ctx, MethodTask, taskLine(id), &t); err != nil {
 		return nil, err
 	}
 	return &t, nil

@@ -85,3 +85,50 @@ func TestParseStateArgIsSplitState(t *testing.T) {
 		}
 	}
 }
+
+// The fast path's list, task and wait lines are what herd.Client's generic call would send.
+func TestVerbLinesAreTheGenericRequest(t *testing.T) {
+	check := func(what string, got []byte, method string, params any) {
+		t.Helper()
+		id := int64(7)
+		want, err := json.Marshal(rpcRequest{JSONRPC: "2.0", ID: &id, Method: method, Params: params})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, append(want, '\n')) {
+			t.Errorf("%s line\n got %s\nwant %s", what, got, want)
+		}
+	}
+	check("list", reportreq.ListLine(7), MethodList, struct{}{})
+	rng := rand.New(rand.NewPCG(2, 15))
+	pieces := []string{"a", "t-", "7", "\x00", "\x1f", "\n", "\"", "\\", "<", ">", "&", "\x7f", "\xff", "é", "\u2028", "😀"}
+	word := func() string {
+		var sb strings.Builder
+		for range rng.IntN(6) {
+			sb.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		return sb.String()
+	}
+	words := func() []string {
+		switch rng.IntN(4) {
+		case 0:
+			return nil
+		case 1:
+			return []string{}
+		}
+		var ws []string
+		for range 1 + rng.IntN(3) {
+			ws = append(ws, word())
+		}
+		return ws
+	}
+	for range 2000 {
+		task := word()
+		check("task", reportreq.TaskLine(7, task), MethodTask, TaskParams{ID: task})
+		w := reportreq.Wait{Names: words(), States: words(), Any: rng.IntN(2) == 0, All: rng.IntN(2) == 0}
+		if rng.IntN(2) == 0 {
+			w.TimeoutMs = rng.Int64N(1<<40) - 1<<39
+		}
+		check("wait", reportreq.WaitLine(7, w), MethodWait, WaitParams{Names: w.Names, States: w.States, Any: w.Any, All: w.All, TimeoutMs: w.TimeoutMs})
+	}
+}

@@ -153,22 +153,12 @@ func checkNames(names []string) error {
 	return nil
 }
 
-// parseStates reads --state blocked,done[,blocked:permission…].
+// parseStates reads --state blocked,done[,blocked:permission…] with the rule the hook fast path
+// uses too (reportreq.WaitStates).
 func parseStates(s string) ([]string, error) {
-	var out []string
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		if part == herd.StateGone {
-			out = append(out, part)
-			continue
-		}
-		if _, _, err := herd.ParseStateArg(part); err != nil {
-			return nil, err
-		}
-		out = append(out, part)
+	out, err := reportreq.WaitStates(s)
+	if err != nil {
+		return nil, exitcode.Wrap(err, exitcode.Usage)
 	}
 	return out, nil
 }

@@ -4,7 +4,8 @@ package main
 // interleaved round by round (the machine is shared: medians of interleaved rounds, never one
 // build's figures taken at a quieter moment than the other's).
 //
-//   - mem: a fresh daemon's memory (smaps_rollup: RSS, PSS, anonymous) with no members, with N
+//   - mem: a fresh daemon's memory (smaps_rollup: RSS, PSS, anonymous) with no members (also run
+//     from a copy of the binary evicted from the page cache, so readahead maps it back), with N
 //     idle members (the fake engine, Claude style: alternate screen, input box), per member over
 //     the empty daemon, and after `kill --all` (1 s and 5 s later).
 //   - frame: screen change → state event, for a program that brackets every frame with
@@ -22,6 +23,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/mosh-dev/mosh/herd"
 )
@@ -162,7 +165,7 @@ func sideBySideMem(builds []build, rounds int, ns []int) error {
 			fmt.Printf("  round %d %-9s %s\n", r+1, builds[i].label, f.line(ns))
 		}
 	}
-	keys := []string{"idle RSS", "idle anon"}
+	keys := []string{"idle RSS", "idle anon", "idle RSS, readahead", "idle PSS, readahead"}
 	for _, n := range ns {
 		keys = append(keys, fmt.Sprintf("RSS/member@%d", n), fmt.Sprintf("PSS/member@%d", n), fmt.Sprintf("anon/member@%d", n))
 	}
@@ -198,12 +201,56 @@ func sideBySideMem(builds []build, rounds int, ns []int) error {
 
 func (f memFigures) line(ns []int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "idle %.1f", f["idle RSS"])
+	fmt.Fprintf(&b, "idle %.1f (readahead %.1f)", f["idle RSS"], f["idle RSS, readahead"])
 	for _, n := range ns {
 		fmt.Fprintf(&b, "  @%d %.3f/member", n, f[fmt.Sprintf("RSS/member@%d", n)])
 	}
 	fmt.Fprintf(&b, "  kill+5s %.1f  with history %.3f/member", f["RSS kill+5s"], f[fmt.Sprintf("RSS/member hist@%d", histMembers)])
 	return b.String()
+}
+
+// idleFromReadahead measures an empty daemon of b run from a copy of its binary that was evicted
+// from the page cache first, so the kernel reads it back with readahead as after a reboot: how
+// the page cache holds the file (a just-written binary's 2 MiB folios, mapped whole on one touch)
+// decides much of an empty daemon's RSS.
+func idleFromReadahead(ctx context.Context, b build, f memFigures) error {
+	raw, err := os.ReadFile(b.mosh)
+	if err != nil {
+		return err
+	}
+	copyPath := fmt.Sprintf("%s-ra%d", b.mosh, time.Now().UnixNano())
+	file, err := os.OpenFile(copyPath, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o755)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(copyPath)
+	_, err = file.Write(raw)
+	if err == nil {
+		err = file.Sync()
+	}
+	if err == nil {
+		err = unix.Fadvise(int(file.Fd()), 0, 0, unix.FADV_DONTNEED)
+	}
+	if cerr := file.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("evicting a copy of %s from the page cache: %w", b.mosh, err)
+	}
+	rb := b
+	rb.mosh = copyPath
+	_, pid, stop, err := startHerd(ctx, rb)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	time.Sleep(time.Second) // the start-up release is 250 ms in
+	r, err := readRollup(pid)
+	if err != nil {
+		return err
+	}
+	f["idle RSS, readahead"], f["idle PSS, readahead"] = float64(r.rss)/1024, float64(r.pss)/1024
+	return nil
 }
 
 func memRound(ctx context.Context, b build, ns []int) (memFigures, error) {
@@ -220,6 +267,9 @@ func memRound(ctx context.Context, b build, ns []int) (memFigures, error) {
 		return nil, err
 	}
 	f["idle RSS"], f["idle anon"] = mib(idle.rss), mib(idle.anon)
+	if err := idleFromReadahead(ctx, b, f); err != nil {
+		return nil, err
+	}
 	have := 0
 	for _, n := range ns {
 		var names []string

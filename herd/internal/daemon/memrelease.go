@@ -26,7 +26,10 @@ import (
 //     again. They are clean file pages: dropping them from the daemon's mapping (MADV_DONTNEED)
 //     loses nothing — the kernel keeps them in its page cache and maps them back on the next
 //     touch — and the daemon's RSS is what it uses. Only mappings of our own executable with
-//     no private (copied-on-write) pages are dropped: those are read again from the file.
+//     no private (copied-on-write) pages are dropped: those are read again from the file. They
+//     are dropped last, after the collection and the log line: the kernel maps a large folio of
+//     the page cache whole on one touch (2 MiB for a freshly written binary), so what ran after
+//     the drop mapped most of it back.
 
 // releaseDelay gathers a batch of removals into one release; restReleaseEvery bounds the
 // releases that members coming to rest ask for (each is a full collection).
@@ -85,19 +88,25 @@ func (r *memReleaser) run(d *daemon) {
 	r.pending = false
 	why := r.why
 	r.mu.Unlock()
-	heap, returned, dropped := releaseMemory()
+	heap, returned, drop := releaseMemory()
 	r.mu.Lock()
 	r.last = time.Now()
 	r.mu.Unlock()
 	d.logger.Printf("memory released %s: heap in use %.1f MiB, %.1f MiB returned to the system, %.1f MiB of executable pages dropped",
-		why, mib(heap), mib(returned), mib(dropped))
+		why, mib(heap), mib(returned), mib(uint64(drop.size())))
+	// Last, after the collection and the log line: a page of the executable touched after the
+	// drop is mapped back, and the kernel maps a large folio of the page cache whole (up to
+	// 2 MiB) on one touch, so dropping first let the collection and the logging map most of it
+	// back (an empty daemon of a freshly built binary: 24.8 MiB RSS, 18.0 with the drop last).
+	drop.apply()
 }
 
-// releaseMemory returns the heap's free memory and drops the executable's clean pages. It
-// reports the heap in use, what the runtime returned, and the bytes of executable pages dropped.
-func releaseMemory() (heap, returned, dropped uint64) {
-	// Trim first: reading smaps allocates, and the collection below returns that too.
-	dropped = uint64(trimExecutable())
+// releaseMemory returns the heap's free memory and lists the executable's clean mappings to
+// drop (dropping them is left to the caller, as the last thing it does). It reports the heap in
+// use and what the runtime returned.
+func releaseMemory() (heap, returned uint64, drop mappings) {
+	// List first: reading smaps allocates, and the collection below returns that too.
+	drop = executableMappings()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	debug.FreeOSMemory()
@@ -105,32 +114,48 @@ func releaseMemory() (heap, returned, dropped uint64) {
 	if after.HeapReleased > before.HeapReleased {
 		returned = after.HeapReleased - before.HeapReleased
 	}
-	return after.HeapInuse, returned, dropped
+	return after.HeapInuse, returned, drop
 }
 
 func mib(b uint64) float64 { return float64(b) / (1 << 20) }
 
-// trimExecutable drops the daemon's clean pages of its own executable (see above). It returns
-// the number of bytes advised away.
-func trimExecutable() int64 {
-	exe, err := os.Readlink("/proc/self/exe")
-	if err != nil {
-		return 0
+// mappings are clean mappings of the daemon's own executable (see above).
+type mappings []mapping
+
+func (ms mappings) size() (n int64) {
+	for _, m := range ms {
+		n += int64(m.end - m.start)
 	}
-	f, err := os.Open("/proc/self/smaps")
-	if err != nil {
-		return 0
-	}
-	maps := cleanMappings(f, exe)
-	f.Close()
-	var dropped int64
-	for _, m := range maps {
+	return n
+}
+
+// apply drops the mappings' pages (MADV_DONTNEED) and returns the bytes advised away.
+func (ms mappings) apply() (dropped int64) {
+	for _, m := range ms {
 		if _, _, e := unix.Syscall(unix.SYS_MADVISE, m.start, m.end-m.start, unix.MADV_DONTNEED); e == 0 {
 			dropped += int64(m.end - m.start)
 		}
 	}
 	return dropped
 }
+
+// executableMappings lists the daemon's clean mappings of its own executable.
+func executableMappings() mappings {
+	exe, err := os.Readlink("/proc/self/exe")
+	if err != nil {
+		return nil
+	}
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	return cleanMappings(f, exe)
+}
+
+// trimExecutable drops the daemon's clean pages of its own executable at once. It returns the
+// number of bytes advised away.
+func trimExecutable() int64 { return executableMappings().apply() }
 
 type mapping struct{ start, end uintptr }
 

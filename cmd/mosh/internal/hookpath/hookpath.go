@@ -1,20 +1,26 @@
-// Package hookpath answers the one invocation that runs on every engine hook event,
+// Package hookpath answers, from a package init before the heavy packages the binary links (goja,
+// esbuild, the VT emulator, sqlite, cobra) are initialised, the invocation that runs on every
+// engine hook event,
 //
 //	mosh herd report NAME STATE[:KIND] [--payload FILE|-]
 //
-// from a package init, before the heavy packages the binary links (goja, esbuild, the VT
-// emulator, sqlite, cobra) are initialised, and exits. Go initialises packages in import-path
-// order as soon as their own imports are (the rule since Go 1.21); this package imports only
-// herd/reportreq and a few standard packages that are initialised early, so its init runs before
-// any heavy one (cmd/mosh TestHookPathSkipsTheHeavyInits holds that).
+// and the simple forms of the client verbs scripts poll (verbs.go: `ps --json`, `herd task ID
+// --json`, an already-matched `wait NAME [--state S] [--json]`), then exits. Go initialises
+// packages in import-path order as soon as their own imports are (the rule since Go 1.21); this
+// package imports only herd/reportreq, cmd/mosh/internal/rawjson and a few standard packages that
+// are initialised early, so its init runs before any heavy one (cmd/mosh
+// TestHookPathSkipsTheHeavyInits and TestFastVerbsPrintWhatTheOrdinaryPathPrints hold that).
 //
-// The request is built by herd/reportreq, the same code herd.Client.Report uses: params, nonce
-// and the bytes of the line (TestHookPathSendsTheOrdinaryRequest compares them). Anything that
-// is not exactly that shape — another flag, help, a name or state the ordinary path would
-// refuse, a payload that is not JSON, no daemon answering, an error answer — is handed back
-// untouched: init returns and the ordinary command line runs the same invocation and says what is
-// wrong. What was already read from stdin is handed over in Stdin. A report whose answer did not
-// come is sent again by the ordinary path (a report only refreshes the same reading).
+// Every request is built by herd/reportreq, the same code herd.Client uses: params, nonce and the
+// bytes of the line (TestHookPathSendsTheOrdinaryRequest, herd TestVerbLinesAreTheGenericRequest).
+// A verb's output is the daemon's bytes indented by rawjson, the ordinary path's indenter
+// (TestFastVerbsAgainstTheOrdinaryPathOnEveryShape compares the two paths' output). Anything that
+// is not exactly such a shape — another flag, help, a name or state the ordinary path would
+// refuse, a payload that is not JSON, no daemon answering, an error answer, a result the ordinary
+// path would print differently — is handed back untouched: init returns and the ordinary command
+// line runs the same invocation and says what is wrong. What was already read from stdin is
+// handed over in Stdin. A report whose answer did not come is sent again by the ordinary path (a
+// report only refreshes the same reading); a verb prints nothing before it hands back.
 // MOSH_NO_HOOKPATH=1 turns it off.
 package hookpath
 
@@ -28,7 +34,7 @@ import (
 var Stdin []byte
 
 func init() {
-	if code, ok := Serve(os.Args[1:], os.Getenv, os.Stdin); ok {
+	if code, ok := ServeTo(os.Args[1:], os.Getenv, os.Stdin, os.Stdout, stdoutTTY); ok {
 		os.Exit(code)
 	}
 }
@@ -40,4 +46,16 @@ func Serve(args []string, getenv func(string) string, stdin io.Reader) (code int
 		return 0, false
 	}
 	return report(args[2:], getenv, stdin)
+}
+
+// ServeTo is Serve for the report and the simple client-verb forms (verbs.go), which print on
+// stdout; stdoutTTY says whether stdout is a terminal (asked only when the output depends on it).
+func ServeTo(args []string, getenv func(string) string, stdin io.Reader, stdout io.Writer, stdoutTTY func() bool) (code int, ok bool) {
+	if code, ok := Serve(args, getenv, stdin); ok || (len(args) >= 2 && args[0] == "herd" && args[1] == "report") {
+		return code, ok
+	}
+	if getenv("MOSH_NO_HOOKPATH") != "" {
+		return 0, false
+	}
+	return verb(args, getenv, stdout, stdoutTTY)
 }
