@@ -206,10 +206,9 @@ for (let i = 0; i < n; i++) {
     name = r.name
     await herdWait([name], {states: ["idle", "blocked"], timeout: 60000, nothrow: true})
   }
-  const p = herdPrompt(name, "row " + i + " here")
-  await herdWait([name], {states: ["done", "idle", "blocked"], timeout: 60000, nothrow: true})
-  const t = await herdTask(p.task)
-  if (!t || !t.artifact) throw new Error("no artifact")
+  const p = await herdAsk(name, "row " + i + " here", {states: ["done", "idle", "blocked"], timeout: 60000})
+  if (!p.ok) throw new Error(p.error)
+  await herdTask(p.task)
   if (fresh) herdKill(name)
 }
 console.log((Date.now() - t0) / n)
