@@ -7,6 +7,7 @@ package scripts
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"encoding/xml"
 	"errors"
@@ -21,6 +22,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mosh-dev/mosh/herd"
 )
@@ -743,5 +745,65 @@ esac
 	}
 	if r.row(t, "claude", "rude").Outcome != "fail" || asked.Load() != 3 {
 		t.Errorf("model judge asked %d times: %+v", asked.Load(), r.Rows)
+	}
+}
+
+// Ctrl-C in the middle of a row ends the eval (exit 130) and kills the member it started: the
+// members are temporary to the run, however it ends.
+func TestEvalInterruptKillsItsMembers(t *testing.T) {
+	e := newEval(t)
+	e.expect(0, "herd", "ps") // the daemon, up
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a failsafe, not a speed claim
+	defer cancel()
+	cl, err := herd.Connect(ctx, herd.ConnectOptions{Home: e.home, NoStart: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	sub, err := cl.Subscribe(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	ds := e.dataset("ds.jsonl", `{"id":"slow","prompt":"a slow one","expect":"x"}`+"\n")
+	cmd := exec.Command(bins.mosh, "herd", "eval", "--dataset", ds, "--engines", "claude")
+	cmd.Env, cmd.Dir = e.env, e.dir
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	member := ""
+	for member == "" {
+		select {
+		case ev, ok := <-sub.Events():
+			if !ok {
+				t.Fatalf("the event stream ended: %v", sub.Err())
+			}
+			if strings.HasPrefix(ev.Name, "eval-") && ev.Task != "" && ev.State == herd.StateWorking {
+				member = ev.Name
+			}
+		case <-ctx.Done():
+			t.Fatalf("no eval member started working\n%s", errb.String())
+		}
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("eval after Ctrl-C: %v\n%s", err, errb.String())
+	}
+	for gone := false; !gone; {
+		select {
+		case ev := <-sub.Events():
+			gone = ev.Name == member && (ev.Type == "removed" || ev.State == herd.StateGone)
+		case <-ctx.Done():
+			t.Fatalf("%s still runs after the eval was interrupted: %v", member, e.members())
+		}
+	}
+	if left := e.members(); len(left) != 0 {
+		t.Fatalf("members left: %v", left)
 	}
 }

@@ -454,7 +454,8 @@ export async function runRow(c, opts = {}) {
     }
     const deadline = Date.now() + timeout
     if (fresh) {
-      const launch = { name: opts.name, cwd, agent: !!opts.agent }
+      // temporary: the member is killed however the run ends (Ctrl-C included), unless kept.
+      const launch = { name: opts.name, cwd, agent: !!opts.agent, temporary: !opts.keep }
       if (opts.args && opts.args.length > 0) launch.args = opts.args
       const r = herdStart(spec, launch)
       if (!r.ok) return done({ error: r.error, code: r.code })
