@@ -752,7 +752,7 @@ esac
 // members are temporary to the run, however it ends.
 func TestEvalInterruptKillsItsMembers(t *testing.T) {
 	e := newEval(t)
-	e.expect(0, "herd", "ps") // the daemon, up
+	e.expect(0, "herd", "ps")                                               // the daemon, up
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a failsafe, not a speed claim
 	defer cancel()
 	cl, err := herd.Connect(ctx, herd.ConnectOptions{Home: e.home, NoStart: true})
