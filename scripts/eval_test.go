@@ -807,3 +807,25 @@ func TestEvalInterruptKillsItsMembers(t *testing.T) {
 		t.Fatalf("members left: %v", left)
 	}
 }
+
+// A daemon that cannot start is infrastructure: exit 5, for fresh engines and @members alike.
+func TestEvalDaemonUnreachableExits5(t *testing.T) {
+	e := newEval(t)
+	e.write("broken/herd", "a file where the herd directory goes\n", 0o644)
+	ds := e.dataset("ds.jsonl", fourRows)
+	env := append([]string{}, e.env...)
+	for i, kv := range env {
+		if strings.HasPrefix(kv, "MOSH_HOME=") {
+			env[i] = "MOSH_HOME=" + e.path("broken")
+		}
+	}
+	for _, engines := range []string{"claude", "@m1"} {
+		cmd := exec.Command(bins.mosh, "herd", "eval", "--dataset", ds, "--engines", engines)
+		cmd.Env, cmd.Dir = env, e.dir
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 5 {
+			t.Errorf("--engines %s with no daemon: %v\n%s", engines, err, out)
+		}
+	}
+}
