@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/mosh-dev/mosh/herd"
+	"github.com/mosh-dev/mosh/herd/remote/remotetest"
 )
 
 // evalReport is the --json report (schemaVersion 1), as a consumer reads it.
@@ -827,5 +828,27 @@ func TestEvalDaemonUnreachableExits5(t *testing.T) {
 		if !errors.As(err, &ee) || ee.ExitCode() != 5 {
 			t.Errorf("--engines %s with no daemon: %v\n%s", engines, err, out)
 		}
+	}
+}
+
+// A remote member (an agent over HTTP registered with `herd remote add`) is evaluated beside a
+// local engine in one eval: its answer is its reply, scored the same way.
+func TestEvalRemoteMember(t *testing.T) {
+	e := newEval(t)
+	fn := remotetest.NewRun(t, remotetest.Options{Token: "tok-1"})
+	e.env = append(e.env, "MOSH_REMOTE_FN_TOKEN=tok-1")
+	e.expect(0, "herd", "remote", "add", "fn", fn.URL, "--kind", "run")
+	ds := e.dataset("ds.jsonl", fourRows)
+	r, _ := e.eval(e.dir, 4, "--dataset", ds, "--engines", "claude,@fn", "--concurrency", "4")
+	for _, spec := range []string{"claude", "@fn"} {
+		if en := r.engine(t, spec); en.Passed != 2 || en.Failed != 2 || *en.Score != 0.5 {
+			t.Errorf("%s: %+v", spec, en)
+		}
+	}
+	if row := r.row(t, "@fn", "four"); row.Answer != "echo: the answer is 4" || *row.Member != "fn" || row.TaskID == nil {
+		t.Errorf("@fn row: %+v", row)
+	}
+	if left := e.members(); len(left) != 1 || left[0] != "fn" {
+		t.Errorf("the remote member stays registered, the local ones are killed: %v", left)
 	}
 }
