@@ -620,7 +620,10 @@ func TestEvalRepeatMarksFlaky(t *testing.T) {
 // beside it in one eval.
 func TestEvalExistingMemberInSequence(t *testing.T) {
 	e := newEval(t)
-	e.expect(0, "herd", "start", "claude", "--name", "m1")
+	// A turn long enough that the previous turn's done screen is never the whole picture after a
+	// prompt (with 1 ms turns the daemon can close a hook engine's task on that screen: see the
+	// eval branch's report).
+	e.expect(0, "herd", "start", "claude", "--name", "m1", "--", "--turn", "300ms")
 	ds := e.dataset("ds.jsonl", fourRows)
 	r, _ := e.eval(e.dir, 4, "--dataset", ds, "--engines", "claude,@m1", "--concurrency", "4")
 	if en := r.engine(t, "@m1"); en.Passed != 2 || en.Failed != 2 || *en.Score != 0.5 {
