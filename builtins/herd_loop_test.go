@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mosh-dev/mosh/herd"
 	"github.com/mosh-dev/mosh/exitcode"
+	"github.com/mosh-dev/mosh/herd"
 )
 
 // slowDaemon is a stand-in herd daemon on a MOSH_HOME's socket that holds every request until
