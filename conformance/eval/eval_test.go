@@ -46,20 +46,20 @@ type engineSummary struct {
 }
 
 type row struct {
-	ID         string   `json:"id"`
-	Engine     string   `json:"engine"`
-	Attempt    int      `json:"attempt"`
-	Outcome    string   `json:"outcome"`
-	Score      float64  `json:"score"`
-	Pass       bool     `json:"pass"`
-	Answer     string   `json:"answer"`
-	TaskID     string   `json:"taskId"`
-	Member     string   `json:"member"`
-	ExitCode   *int     `json:"exitCode"`
-	Question   string   `json:"question"`
-	DurationMs float64  `json:"durationMs"`
+	ID         string            `json:"id"`
+	Engine     string            `json:"engine"`
+	Attempt    int               `json:"attempt"`
+	Outcome    string            `json:"outcome"`
+	Score      float64           `json:"score"`
+	Pass       bool              `json:"pass"`
+	Answer     string            `json:"answer"`
+	TaskID     string            `json:"taskId"`
+	Member     string            `json:"member"`
+	ExitCode   *int              `json:"exitCode"`
+	Question   string            `json:"question"`
+	DurationMs float64           `json:"durationMs"`
 	Results    []assertionResult `json:"results"`
-	Flaky      bool     `json:"flaky"`
+	Flaky      bool              `json:"flaky"`
 }
 
 // assertionResult is one assertion's outcome in a row.
