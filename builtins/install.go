@@ -30,6 +30,8 @@ type Config struct {
 	// StdoutTTY makes table() print an aligned table with a header (a terminal) instead of
 	// tab-separated rows.
 	StdoutTTY bool
+	// StderrTTY: stderr is a terminal (isTerminal("stderr"): a script may redraw a progress line).
+	StderrTTY bool
 }
 
 // Install defines every registered verb and the values argv, env, flags and alive on the VU's

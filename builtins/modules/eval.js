@@ -209,3 +209,416 @@ export async function score(c, answer, opts = {}) {
   const value = total === 0 ? (results.every((r) => r.pass) ? 1 : 0) : got / total
   return { scored: true, score: value, pass: value >= 1, results, rubric: c.rubric ?? null }
 }
+
+// ---- running rows: runRow, judge, summarize, junit -------------------------------------------
+//
+// runRow(case, opts) runs one case on one engine and resolves a report row:
+//   opts.engine   "claude" (a fresh member from the engines table, named opts.name, killed after the
+//                 row unless opts.keep) or "@name" (an existing roster member, never killed)
+//   opts.agent    launch with the engine's autonomous flags; opts.args: extra launch arguments
+//   opts.cwd      the member's directory; opts.isolated: a fresh `git worktree` of opts.repo instead
+//                 (removed afterwards unless opts.keep)
+//   opts.timeout  ms for the whole turn (default 10m); opts.blockedGrace: ms a member may stay
+//                 blocked before the row is `blocked` (default 30s)
+//   opts.judge    "rules" (default), an engine name, or "model"; opts.threshold (judge pass mark)
+// The answer is the ledger task's artifact (the engine's final message from its hook), never the
+// screen. Outcomes: pass | fail | blocked | timeout | failed | unscorable | error.
+
+export const OUTCOMES = ["pass", "fail", "blocked", "timeout", "failed", "unscorable", "error"]
+
+const MINUTE = 60000
+
+// waitOne waits for name to reach one of states within ms: {outcome, state, blockedOn, exitCode}.
+async function waitOne(name, states, ms) {
+  const [r] = await herdWait([name], { states, timeout: Math.max(1, Math.round(ms)), nothrow: true })
+  return r || { outcome: "gone", state: "gone" }
+}
+
+// awaitTurn follows a member until its turn ends: {end: "done"|"blocked"|"timeout"|"failed", …}.
+// A member that is blocked gets blockedGrace to move on (someone may answer it) before the turn
+// ends as blocked with its question.
+async function awaitTurn(name, deadline, grace, states) {
+  for (;;) {
+    const left = deadline - Date.now()
+    if (left <= 0) return { end: "timeout" }
+    const r = await waitOne(name, states, left)
+    if (r.outcome === "timeout") return { end: "timeout" }
+    if (r.outcome === "ended" || r.outcome === "gone" || r.state === "gone") {
+      return { end: "failed", exitCode: r.exitCode ?? null }
+    }
+    if (r.state !== "blocked") return { end: "done", state: r.state }
+    const question = r.blockedOn || ""
+    const before = deadline - Date.now()
+    const g = await waitOne(name, ["working", "done", "idle"], Math.min(grace, Math.max(1, before)))
+    if (g.outcome === "timeout") return grace > before ? { end: "timeout" } : { end: "blocked", question }
+    if (g.outcome === "ended" || g.outcome === "gone" || g.state === "gone") {
+      return { end: "failed", exitCode: g.exitCode ?? null }
+    }
+    if (g.state !== "working") return { end: "done", state: g.state }
+  }
+}
+
+// shellSplit splits a command line the way sh would split words: spaces separate, '…' and "…"
+// quote, a backslash escapes the next character. No expansion of any kind.
+export function shellSplit(s) {
+  const out = []
+  let cur = null
+  let i = 0
+  const push = () => {
+    if (cur !== null) out.push(cur)
+    cur = null
+  }
+  while (i < s.length) {
+    const ch = s[i]
+    if (ch === " " || ch === "\t" || ch === "\n") {
+      push()
+      i++
+    } else if (ch === "'") {
+      const j = s.indexOf("'", i + 1)
+      if (j < 0) throw new Error(`unterminated ' in ${JSON.stringify(s)}`)
+      cur = (cur ?? "") + s.slice(i + 1, j)
+      i = j + 1
+    } else if (ch === '"') {
+      let j = i + 1
+      let buf = ""
+      while (j < s.length && s[j] !== '"') {
+        if (s[j] === "\\" && j + 1 < s.length && '"\\$`'.includes(s[j + 1])) j++
+        buf += s[j++]
+      }
+      if (j >= s.length) throw new Error(`unterminated " in ${JSON.stringify(s)}`)
+      cur = (cur ?? "") + buf
+      i = j + 1
+    } else if (ch === "\\" && i + 1 < s.length) {
+      cur = (cur ?? "") + s[i + 1]
+      i += 2
+    } else {
+      cur = (cur ?? "") + ch
+      i++
+    }
+  }
+  push()
+  return out
+}
+
+const shq = (s) => "'" + String(s).replace(/'/g, `'\\''`) + "'"
+
+// addWorktree makes a fresh detached worktree of repo's HEAD in a new temporary directory.
+export async function addWorktree(repo, label = "row") {
+  const tmp = await sh(["mktemp", "-d", `${env.TMPDIR || "/tmp"}/mosh-eval-XXXXXX`])
+  if (!tmp.ok) throw new Error(`cannot make a temporary directory: ${tmp.stderr.trim()}`)
+  const dir = `${tmp.stdout.trim()}/${label.replace(/[^A-Za-z0-9._-]/g, "_") || "row"}`
+  const r = await sh(["git", "-C", repo, "worktree", "add", "--detach", dir, "HEAD"])
+  if (!r.ok) {
+    await sh(["rm", "-rf", tmp.stdout.trim()])
+    throw new Error(`git worktree add failed: ${(r.stderr || r.stdout).trim()}`)
+  }
+  return dir
+}
+
+// removeWorktree removes a worktree addWorktree made, and its temporary directory.
+export async function removeWorktree(repo, dir) {
+  const r = await sh(["git", "-C", repo, "worktree", "remove", "--force", dir])
+  await sh(["rm", "-rf", dir.slice(0, dir.lastIndexOf("/"))])
+  if (!r.ok) await sh(["git", "-C", repo, "worktree", "prune"])
+  return r.ok
+}
+
+// repoRoot is the top of the git repository holding dir, or null outside one.
+export async function repoRoot(dir) {
+  const r = await sh(["git", "-C", dir, "rev-parse", "--show-toplevel"])
+  return r.ok ? r.stdout.trim() : null
+}
+
+// judgePrompt asks for {score, why} about one answer.
+export function judgePrompt(c, answer) {
+  return [
+    "You are grading an AI coding agent's answer against a rubric.",
+    "",
+    "Task given to the agent:",
+    c.prompt,
+    "",
+    "Rubric:",
+    c.rubric,
+    "",
+    "The agent's answer:",
+    answer,
+    "",
+    'Reply with only a JSON object: {"score": <a number from 0 to 1>, "why": "<one sentence>"}.',
+  ].join("\n")
+}
+
+// judge asks the judge (an engine's headless mode, or "model": the model API) to score a rubric:
+// {ok: true, score, why} or, after one retry, {ok: false, why} — never a silent 0.
+export async function judge(c, answer, opts = {}) {
+  const engine = opts.judge === "model" ? "@api" : opts.judge
+  const prompt = judgePrompt(c, answer)
+  let why = ""
+  for (let attempt = 0; attempt < 2; attempt++) {
+    let v
+    try {
+      v = await ai(prompt, { engine, json: true, timeout: opts.timeout ?? 10 * MINUTE, cwd: opts.cwd })
+    } catch (e) {
+      why = `the judge failed: ${e.message}`
+      continue
+    }
+    const score = v && typeof v === "object" ? v.score : undefined
+    if (typeof score === "number" && score >= 0 && score <= 1 && typeof v.why === "string") {
+      return { ok: true, score, why: v.why }
+    }
+    why = `the judge's reply is not {score: 0..1, why}: ${JSON.stringify(v).slice(0, 200)}`
+  }
+  return { ok: false, why }
+}
+
+// grade scores an answer: the case's assertions (mosh:eval score), then its rubric through the
+// judge. {outcome: pass|fail|unscorable, score, results, judge?}.
+export async function grade(c, answer, opts = {}) {
+  const threshold = opts.threshold ?? 0.8
+  const s = await score(c, answer, { cwd: opts.cwd })
+  const results = s.results.map((r) => ({
+    type: r.type,
+    value: r.type === "json-path" ? r.path + ("value" in r ? " = " + JSON.stringify(r.value) : "") : r.value,
+    pass: !!r.pass,
+    weight: r.weight,
+    detail: resultDetail(r),
+  }))
+  let judged = null
+  if (c.rubric !== undefined && (opts.judge ?? "rules") !== "rules") {
+    const j = await judge(c, answer, opts)
+    if (!j.ok) return { outcome: "unscorable", score: null, results, judge: { score: null, why: j.why } }
+    judged = { score: j.score, why: j.why }
+    results.push({ type: "rubric", value: c.rubric, pass: j.score >= threshold, weight: 1, detail: j.why, score: j.score })
+  }
+  if (results.length === 0) {
+    return { outcome: "unscorable", score: null, results, judge: { score: null, why: "a rubric-only case needs a judge (--judge ENGINE or model); rules scores assertions only" } }
+  }
+  const total = results.reduce((n, r) => n + r.weight, 0)
+  const got = results.reduce((n, r) => n + r.weight * (r.type === "rubric" ? r.score : r.pass ? 1 : 0), 0)
+  const value = total === 0 ? (results.every((r) => r.pass) ? 1 : 0) : got / total
+  for (const r of results) delete r.score
+  const pass = results.every((r) => r.pass)
+  const out = { outcome: pass ? "pass" : "fail", score: value, results }
+  if (judged) out.judge = judged
+  return out
+}
+
+function resultDetail(r) {
+  if (r.error) return r.error
+  if (r.type === "command") return `exit ${r.code}${r.output ? ": " + r.output.trim().slice(-500) : ""}`
+  if (r.type === "json-path" && "got" in r) return `got ${JSON.stringify(r.got)}`
+  return r.pass ? "matched" : "no match"
+}
+
+export async function runRow(c, opts = {}) {
+  const started = Date.now()
+  const spec = opts.engine
+  if (typeof spec !== "string" || spec === "") throw new TypeError("runRow(case, {engine}): missing the engine")
+  const fresh = !spec.startsWith("@")
+  const timeout = opts.timeout ?? 10 * MINUTE
+  const grace = opts.blockedGrace ?? 30000
+  const row = { id: c.id, engine: spec, attempt: opts.attempt ?? 1, outcome: "error", score: null, pass: false, answer: "", taskId: null, member: null }
+  let cwd = opts.cwd
+  let worktree = null
+  let name = fresh ? null : spec.slice(1)
+  let started_ = false
+  const done = (fields) => {
+    Object.assign(row, fields)
+    row.durationMs = Date.now() - started
+    if (!row.results) row.results = []
+    return row
+  }
+  try {
+    if (opts.isolated && fresh) {
+      try {
+        worktree = await addWorktree(opts.repo, opts.name || c.id)
+      } catch (e) {
+        return done({ error: e.message })
+      }
+      cwd = worktree
+      row.worktree = worktree
+    }
+    const deadline = Date.now() + timeout
+    if (fresh) {
+      const launch = { name: opts.name, cwd, agent: !!opts.agent }
+      if (opts.args && opts.args.length > 0) launch.args = opts.args
+      const r = herdStart(spec, launch)
+      if (!r.ok) return done({ error: r.error, code: r.code })
+      name = r.name
+      started_ = true
+      row.member = name
+      // Ready when its state says so: idle. A member that starts blocked (a trust dialog) gets the
+      // grace like any block.
+      const ready = await awaitTurn(name, deadline, grace, ["idle", "blocked"])
+      if (ready.end === "failed") return done({ outcome: "failed", exitCode: ready.exitCode })
+      if (ready.end === "timeout") return done({ outcome: "timeout" })
+      if (ready.end === "blocked") return done({ outcome: "blocked", question: ready.question })
+    } else {
+      row.member = name
+      if (!cwd) {
+        const m = herdList().find((x) => x.name === name)
+        if (m && m.cwd) cwd = m.cwd
+      }
+    }
+    const p = herdPrompt(name, c.prompt)
+    if (!p.ok) {
+      if (p.code === 3) return done({ outcome: "failed", exitCode: null, error: p.error })
+      return done({ error: p.error, code: p.code })
+    }
+    row.taskId = p.task
+    const turn = await awaitTurn(name, deadline, grace, ["done", "idle", "blocked"])
+    const task = p.task ? await herdTask(p.task) : null
+    row.answer = (task && task.artifact && task.artifact.source !== "error" && task.artifact.text) || ""
+    if (task && task.artifact) row.answerSource = task.artifact.source
+    if (turn.end === "failed") return done({ outcome: "failed", exitCode: turn.exitCode })
+    if (turn.end === "timeout") return done({ outcome: "timeout" })
+    if (turn.end === "blocked") return done({ outcome: "blocked", question: turn.question })
+    const g = await grade(c, row.answer, { cwd, judge: opts.judge, threshold: opts.threshold, timeout: opts.judgeTimeout })
+    const out = { outcome: g.outcome, score: g.score, pass: g.outcome === "pass", results: g.results }
+    if (g.judge) out.judge = g.judge
+    return done(out)
+  } catch (e) {
+    return done({ outcome: "error", error: e.message })
+  } finally {
+    if (fresh && started_ && !opts.keep) herdKill(name)
+    if (worktree && !opts.keep) await removeWorktree(opts.repo, worktree)
+  }
+}
+
+// ---- reports ---------------------------------------------------------------------------------
+
+export function median(xs) {
+  if (xs.length === 0) return null
+  const s = [...xs].sort((a, b) => a - b)
+  const m = s.length >> 1
+  return s.length % 2 ? s[m] : Math.round((s[m - 1] + s[m]) / 2)
+}
+
+// consolidate folds a case's attempts (--repeat) into one outcome: pass@k (any attempt passed),
+// else the first attempt that was not unscorable, else unscorable. Rows passing some but not all
+// attempts are marked flaky (in place).
+function consolidate(attempts) {
+  const passed = attempts.filter((r) => r.outcome === "pass").length
+  if (passed > 0 && passed < attempts.length) for (const r of attempts) r.flaky = true
+  if (passed > 0) return "pass"
+  const scored = attempts.find((r) => r.outcome !== "unscorable")
+  return scored ? scored.outcome : "unscorable"
+}
+
+// summarize turns rows into the per-engine summary: score = passed / (total - unscorable),
+// pass = score >= threshold. engines lists the specs in order.
+export function summarize(rows, engines, threshold = 0.8) {
+  return engines.map((engine) => {
+    const mine = rows.filter((r) => r.engine === engine)
+    const byCase = new Map()
+    for (const r of mine) {
+      if (!byCase.has(r.id)) byCase.set(r.id, [])
+      byCase.get(r.id).push(r)
+    }
+    const n = { pass: 0, fail: 0, blocked: 0, timeout: 0, failed: 0, unscorable: 0, error: 0 }
+    for (const attempts of byCase.values()) n[consolidate(attempts)]++
+    const total = byCase.size
+    const scorable = total - n.unscorable
+    const score = scorable > 0 ? n.pass / scorable : null
+    return {
+      engine,
+      score,
+      passed: n.pass,
+      failed: n.fail,
+      blocked: n.blocked,
+      timeouts: n.timeout,
+      errors: n.failed + n.error,
+      unscorable: n.unscorable,
+      total,
+      medianMs: median(mine.map((r) => r.durationMs)),
+      pass: score !== null && score >= threshold,
+    }
+  })
+}
+
+// xmlEscape makes text safe in XML 1.0 character data and attributes: the five entities, and
+// characters XML cannot hold (control characters, lone surrogates) replaced by U+FFFD.
+export function xmlEscape(s) {
+  return String(s)
+    .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(^|[^\uD800-\uDBFF])[\uDC00-\uDFFF]/g, (m, pre) => (pre ?? "") + "\uFFFD")
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;")
+    .replace(/'/g, "&apos;")
+}
+
+const tail = (s, n) => (s.length > n ? "…" + s.slice(-n) : s)
+
+// junit renders a report as JUnit XML: one testsuite per engine, one testcase per row; fail is a
+// <failure>, blocked/timeout/failed/error an <error> (infrastructure), unscorable <skipped>.
+export function junit(report) {
+  const repeat = report.rows.some((r) => r.attempt > 1)
+  const lines = ['<?xml version="1.0" encoding="UTF-8"?>']
+  const all = { tests: 0, failures: 0, errors: 0, skipped: 0, time: 0 }
+  const suites = []
+  for (const e of report.engines) {
+    const rows = report.rows.filter((r) => r.engine === e.engine)
+    const s = { tests: rows.length, failures: 0, errors: 0, skipped: 0, time: 0, cases: [] }
+    for (const r of rows) {
+      const t = (r.durationMs || 0) / 1000
+      s.time += t
+      const name = repeat ? `${r.id} (attempt ${r.attempt})` : r.id
+      const open = `    <testcase classname="${xmlEscape(e.engine)}" name="${xmlEscape(name)}" time="${t.toFixed(3)}"`
+      const body = []
+      const why = rowMessage(r)
+      if (r.outcome === "fail") {
+        s.failures++
+        body.push(`      <failure message="${xmlEscape(why)}" type="fail">${xmlEscape(failedChecks(r))}</failure>`)
+      } else if (["blocked", "timeout", "failed", "error"].includes(r.outcome)) {
+        s.errors++
+        body.push(`      <error message="${xmlEscape(why)}" type="${r.outcome}"></error>`)
+      } else if (r.outcome === "unscorable") {
+        s.skipped++
+        body.push(`      <skipped message="${xmlEscape(why)}"></skipped>`)
+      }
+      if (r.answer) body.push(`      <system-out>${xmlEscape(tail(r.answer, 2000))}</system-out>`)
+      s.cases.push(body.length ? [open + ">", ...body, "    </testcase>"].join("\n") : open + "/>")
+    }
+    for (const k of ["tests", "failures", "errors", "skipped", "time"]) all[k] += s[k]
+    suites.push(
+      [
+        `  <testsuite name="${xmlEscape(e.engine)}" tests="${s.tests}" failures="${s.failures}" errors="${s.errors}" skipped="${s.skipped}" time="${s.time.toFixed(3)}">`,
+        ...s.cases,
+        "  </testsuite>",
+      ].join("\n"),
+    )
+  }
+  lines.push(
+    `<testsuites name="mosh herd eval" tests="${all.tests}" failures="${all.failures}" errors="${all.errors}" skipped="${all.skipped}" time="${all.time.toFixed(3)}">`,
+  )
+  lines.push(...suites, "</testsuites>", "")
+  return lines.join("\n")
+}
+
+// rowMessage says in one line why a row is not a pass.
+export function rowMessage(r) {
+  switch (r.outcome) {
+    case "pass":
+      return "passed"
+    case "fail":
+      return `score ${r.score === null ? "-" : Math.round(r.score * 100) / 100}: ${failedChecks(r) || "failed"}`
+    case "blocked":
+      return `blocked on a question: ${r.question || "(none shown)"}`
+    case "timeout":
+      return "the turn did not end before --timeout"
+    case "failed":
+      return `the engine exited mid-row${r.exitCode === null || r.exitCode === undefined ? "" : ` with code ${r.exitCode}`}`
+    case "unscorable":
+      return (r.judge && r.judge.why) || "unscorable"
+    case "error":
+      return r.error || "the row could not run"
+  }
+  return r.outcome
+}
+
+function failedChecks(r) {
+  return (r.results || [])
+    .filter((x) => !x.pass)
+    .map((x) => `${x.type} ${JSON.stringify(x.value)}${x.detail ? " (" + x.detail + ")" : ""}`)
+    .join("; ")
+}

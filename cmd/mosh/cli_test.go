@@ -244,7 +244,7 @@ func TestUserVerbsUnderHerdAndBrokenHeaders(t *testing.T) {
 	s.run("", "fan").expect(t, "fan at the top level", 1, "", "mosh: fan is a herd verb: run 'mosh herd fan'\n")
 	brokenFile := filepath.Join(s.moshHome(), "scripts", "broken.mosh")
 	s.run("", "broken").expect(t, "broken", 1, "",
-		"mosh: "+brokenFile+":2: flag \"loud\" has unknown type \"boolean\" (use bool, string, int or duration) (fix the header: see 'mosh help script-headers')\n")
+		"mosh: "+brokenFile+":2: flag \"loud\" has unknown type \"boolean\" (use bool, string, int, duration or list) (fix the header: see 'mosh help script-headers')\n")
 	s.run("", "ok").expect(t, "ok next to a broken verb", 0, "ok\n", "")
 	s.run("", "run").expect(t, "a Go command wins", 1, "", "mosh: run needs a script: mosh run FILE.mosh [args...] (or - for stdin)\n")
 	o := s.run("", "commands")

@@ -79,6 +79,7 @@ var dryRunModes = map[string]dryMode{
 	"herd remote add":    dryNarrate,
 	"herd remote remove": dryNarrate,
 	"herd daemon stop":   dryNarrate,
+	"herd eval":          dryScript, // scripts/eval.mosh: its own --dry-run narrates the members' argv and starts nothing
 	"herd daemon":        dryRefuse,
 	"install":            dryNarrate, // prints each step and runs none (builtins/tools)
 	"gradient":           dryNarrate, // mosh --dry-run gradient …: names the command it would run

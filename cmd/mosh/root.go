@@ -400,7 +400,7 @@ func (c *cli) runScriptWithStdin(ctx context.Context, s runtime.Script, args []s
 	env := c.gs.scriptEnv()
 	cfg := builtins.Config{
 		Args: args, Env: env, Max: c.max, DryRun: c.dryRun, Flags: flags,
-		Stdout: c.gs.Stdout, Stderr: c.gs.Stderr, StdoutTTY: c.gs.StdoutTTY,
+		Stdout: c.gs.Stdout, Stderr: c.gs.Stderr, StdoutTTY: c.gs.StdoutTTY, StderrTTY: c.gs.StderrTTY,
 	}
 	return runtime.Run(ctx, s, runtime.Options{
 		Args: args, Env: env, Stdin: stdin, Stdout: c.gs.Stdout, Stderr: c.gs.Stderr,

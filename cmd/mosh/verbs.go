@@ -152,6 +152,9 @@ func (c *cli) verbCommand(v *scriptverb.Verb) *cobra.Command {
 		case scriptverb.String:
 			p := fs.String(f.Name, f.Default.(string), f.Usage)
 			values[f.Name] = func() any { return *p }
+		case scriptverb.List:
+			p := fs.StringArray(f.Name, f.Default.([]string), f.Usage+" (repeatable)")
+			values[f.Name] = func() any { return append([]string{}, *p...) }
 		case scriptverb.Int:
 			p := fs.Int64(f.Name, f.Default.(int64), f.Usage)
 			values[f.Name] = func() any { return *p }

@@ -33,9 +33,10 @@
 //	// @flag NAME TYPE DEFAULT DESCRIPTION...
 //
 // with NAME matching ^[a-z][a-z0-9-]*$ ("help" is reserved), TYPE one of bool, string, int,
-// duration, and DEFAULT one token: true/false for bool; a word or a Go-quoted string ("" for
-// empty, "two words") for string; an integer for int; 500ms, 2s, 10m, 1h or a bare number of
-// seconds for duration. The fields section ends at the first empty "//" line or the first
+// duration, list, and DEFAULT one token: true/false for bool; a word or a Go-quoted string (""
+// for empty, "two words") for string; an integer for int; 500ms, 2s, 10m, 1h or a bare number of
+// seconds for duration; "" (empty) or one word for list, a repeatable string flag the script
+// reads as an array of strings. The fields section ends at the first empty "//" line or the first
 // line that is neither a field nor a flag; everything after it is detail, and a "@flag" line
 // there is an error (move it up).
 //
@@ -70,6 +71,9 @@ const (
 	String   FlagType = "string"
 	Int      FlagType = "int"
 	Duration FlagType = "duration"
+	// List is a repeatable string flag (--x a --x b): the script sees an array of strings. Its
+	// default is "" (an empty list) or one word (a list of one).
+	List FlagType = "list"
 )
 
 // Parents a verb may live under: the top level, or `mosh herd`.
@@ -80,7 +84,7 @@ type Flag struct {
 	Name  string
 	Type  FlagType
 	Usage string
-	// Default holds bool, string, int64 or time.Duration according to Type.
+	// Default holds bool, string, int64, time.Duration or []string according to Type.
 	Default any
 	// DefaultText is the default as written in the header, for help output.
 	DefaultText string
@@ -264,9 +268,9 @@ func parseFlag(s string) (f Flag, msg string) {
 	}
 	f.Name, f.Type = name, FlagType(typ)
 	switch f.Type {
-	case Bool, String, Int, Duration:
+	case Bool, String, Int, Duration, List:
 	default:
-		return f, fmt.Sprintf("flag %q has unknown type %q (use bool, string, int or duration)", name, typ)
+		return f, fmt.Sprintf("flag %q has unknown type %q (use bool, string, int, duration or list)", name, typ)
 	}
 	def, usage, err := cutDefault(rest)
 	if err != nil {
@@ -285,6 +289,11 @@ func parseFlag(s string) (f Flag, msg string) {
 		f.Default = b
 	case String:
 		f.Default = def
+	case List:
+		f.Default = []string{}
+		if def != "" {
+			f.Default = []string{def}
+		}
 	case Int:
 		n, err := strconv.ParseInt(def, 10, 64)
 		if err != nil {

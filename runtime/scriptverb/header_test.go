@@ -69,7 +69,7 @@ func TestParseHeaderFull(t *testing.T) {
 func TestParseHeaderErrors(t *testing.T) {
 	cases := []struct{ src, want string }{
 		{"// summary: x\n// sumary: y\n", "f.mosh:2: unknown header key \"sumary\""},
-		{"// @flag loud boolean false x\n", "f.mosh:1: flag \"loud\" has unknown type \"boolean\" (use bool, string, int or duration)"},
+		{"// @flag loud boolean false x\n", "f.mosh:1: flag \"loud\" has unknown type \"boolean\" (use bool, string, int, duration or list)"},
 		{"// @flag loud bool\n", "f.mosh:1: flag \"loud\" has no default"},
 		{"// @flag loud bool yes x\n", "f.mosh:1: flag \"loud\": bool default must be true or false"},
 		{"// @flag n int many x\n", "f.mosh:1: flag \"n\": int default \"many\" is not an integer"},
@@ -220,4 +220,21 @@ func BenchmarkLookupAmong200(b *testing.B) {
 			}
 		}
 	})
+}
+
+// A list flag is a repeatable string flag: its default is an empty list or a list of one word.
+func TestParseHeaderListFlag(t *testing.T) {
+	h, err := ParseHeader("f.mosh", strings.NewReader("// @flag arg list \"\" extra arguments\n// @flag tag list base a tag\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Flags) != 2 || h.Flags[0].Type != List || h.Flags[1].Type != List {
+		t.Fatalf("flags: %+v", h.Flags)
+	}
+	if d, ok := h.Flags[0].Default.([]string); !ok || len(d) != 0 {
+		t.Errorf("empty list default = %#v", h.Flags[0].Default)
+	}
+	if d, ok := h.Flags[1].Default.([]string); !ok || len(d) != 1 || d[0] != "base" {
+		t.Errorf("one-word list default = %#v", h.Flags[1].Default)
+	}
 }
