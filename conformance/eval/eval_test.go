@@ -134,11 +134,13 @@ func TestEvalRealEngines(t *testing.T) {
 				want[e.Name][id] = expectOutcome(e, id, false)
 			}
 		}
-		// The remote member was started with --agent: it runs tools without asking.
+		// The remote member runs its engine without --agent (herd serve hides autonomous
+		// members): pi runs tools without asking; an engine that asks stays blocked on perm, and
+		// the write row typed after it finds it blocked still.
 		specs = append(specs, "@far")
 		want["@far"] = map[string]string{}
 		for _, id := range rowIDs {
-			want["@far"][id] = expectOutcome(w.remoteEngine, id, true)
+			want["@far"][id] = expectOutcome(w.remoteEngine, id, false)
 		}
 		began := time.Now()
 		w.evalAndCheck("rows", "testdata/rows.jsonl", specs, false, 0.5, want)

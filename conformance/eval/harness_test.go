@@ -239,7 +239,7 @@ func (w *world) git(dir string, args ...string) string {
 }
 
 // startRemote starts the second herd (same HOME, its own MOSH_HOME), its member "api" running
-// remoteEngine with --agent in the project, `mosh herd serve` on loopback, and adds the member to
+// remoteEngine in the project, `mosh herd serve` on loopback, and adds the member to
 // the local herd as "far".
 func (w *world) startRemote(ctx context.Context) {
 	t, l := w.t, w.local
@@ -257,7 +257,8 @@ func (w *world) startRemote(ctx context.Context) {
 	t.Cleanup(func() { w.stopHerd(r, "remote") })
 
 	e := w.remoteEngine
-	args := append([]string{"herd", "start", e.Name, "--name", "api", "--agent"}, dashArgs(w.args[e.Name])...)
+	// Not --agent: `herd serve` never exposes an autonomous member.
+	args := append([]string{"herd", "start", e.Name, "--name", "api"}, dashArgs(w.args[e.Name])...)
 	w.must(r, nil, args...)
 	w.must(r, nil, "herd", "wait", "api", "--state", "idle", "--timeout", fmt.Sprint(int((e.StartTimeout + time.Minute).Seconds())))
 
