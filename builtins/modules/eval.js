@@ -409,6 +409,20 @@ function resultDetail(r) {
   return r.pass ? "matched" : "no match"
 }
 
+// ANSWER_SOURCES are the artifact sources that are the engine's own answer.
+const ANSWER_SOURCES = ["hook", "remote"]
+
+// questionOf is what a blocked member asks: its kind (permission, question…) and the dialog's
+// text, the last lines of its screen without blank lines and rules.
+function questionOf(name, kind) {
+  const lines = herdRead(name, { lines: 24 })
+    .split("\n")
+    .map((l) => l.replace(/[│┃|]/g, " ").trim())
+    .filter((l) => l !== "" && !/^[─━═╌┄-]+$/.test(l))
+  const text = lines.slice(-10).join("\n")
+  return kind ? (text ? `${kind}: ${text}` : kind) : text
+}
+
 export async function runRow(c, opts = {}) {
   const started = Date.now()
   const spec = opts.engine
@@ -451,7 +465,7 @@ export async function runRow(c, opts = {}) {
       const ready = await awaitTurn(name, deadline, grace, ["idle", "blocked"])
       if (ready.end === "failed") return done({ outcome: "failed", exitCode: ready.exitCode })
       if (ready.end === "timeout") return done({ outcome: "timeout" })
-      if (ready.end === "blocked") return done({ outcome: "blocked", question: ready.question })
+      if (ready.end === "blocked") return done({ outcome: "blocked", question: questionOf(name, ready.question) })
     } else {
       row.member = name
       if (!cwd) {
@@ -467,11 +481,12 @@ export async function runRow(c, opts = {}) {
     row.taskId = p.task
     const turn = await awaitTurn(name, deadline, grace, ["done", "idle", "blocked"])
     const task = p.task ? await herdTask(p.task) : null
-    row.answer = (task && task.artifact && task.artifact.source !== "error" && task.artifact.text) || ""
-    if (task && task.artifact) row.answerSource = task.artifact.source
+    // The engine's own final message (a hook's, or a remote agent's reply), never screen text.
+    const art = task && task.artifact
+    row.answer = (art && ANSWER_SOURCES.includes(art.source) && art.text) || ""
     if (turn.end === "failed") return done({ outcome: "failed", exitCode: turn.exitCode })
     if (turn.end === "timeout") return done({ outcome: "timeout" })
-    if (turn.end === "blocked") return done({ outcome: "blocked", question: turn.question })
+    if (turn.end === "blocked") return done({ outcome: "blocked", question: questionOf(name, turn.question) })
     const g = await grade(c, row.answer, { cwd, judge: opts.judge, threshold: opts.threshold, timeout: opts.judgeTimeout })
     const out = { outcome: g.outcome, score: g.score, pass: g.outcome === "pass", results: g.results }
     if (g.judge) out.judge = g.judge

@@ -1,0 +1,689 @@
+package scripts
+
+// Tests of `mosh herd eval` (eval.mosh) through the real binary: a real daemon in a temporary
+// MOSH_HOME, the fake engine standing in for claude on PATH with the herd's hooks installed, so
+// every answer is the Stop hook's last_assistant_message (the fake engine answers a prompt with
+// its first line: "the answer is 4" is right for expect "4", "hello there" wrong for "world").
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/mosh-dev/mosh/herd"
+)
+
+// evalReport is the --json report (schemaVersion 1), as a consumer reads it.
+type evalReport struct {
+	SchemaVersion int      `json:"schemaVersion"`
+	Dataset       string   `json:"dataset"`
+	Threshold     float64  `json:"threshold"`
+	Judge         string   `json:"judge"`
+	StartedAt     string   `json:"startedAt"`
+	DurationMs    *int64   `json:"durationMs"`
+	Pass          bool     `json:"pass"`
+	Engines       []evalEn `json:"engines"`
+	Rows          []evalRw `json:"rows"`
+}
+
+type evalEn struct {
+	Engine     string   `json:"engine"`
+	Score      *float64 `json:"score"`
+	Passed     int      `json:"passed"`
+	Failed     int      `json:"failed"`
+	Blocked    int      `json:"blocked"`
+	Timeouts   int      `json:"timeouts"`
+	Errors     int      `json:"errors"`
+	Unscorable int      `json:"unscorable"`
+	Total      int      `json:"total"`
+	MedianMs   *int64   `json:"medianMs"`
+	Pass       bool     `json:"pass"`
+}
+
+type evalRw struct {
+	ID         string   `json:"id"`
+	Engine     string   `json:"engine"`
+	Attempt    int      `json:"attempt"`
+	Outcome    string   `json:"outcome"`
+	Score      *float64 `json:"score"`
+	Pass       bool     `json:"pass"`
+	Answer     string   `json:"answer"`
+	TaskID     *string  `json:"taskId"`
+	Member     *string  `json:"member"`
+	ExitCode   *int     `json:"exitCode"`
+	Question   string   `json:"question"`
+	DurationMs *int64   `json:"durationMs"`
+	Results    []struct {
+		Type   string  `json:"type"`
+		Value  string  `json:"value"`
+		Pass   bool    `json:"pass"`
+		Weight float64 `json:"weight"`
+		Detail string  `json:"detail"`
+	} `json:"results"`
+	Judge *struct {
+		Score *float64 `json:"score"`
+		Why   string   `json:"why"`
+	} `json:"judge"`
+	Flaky    bool   `json:"flaky"`
+	Worktree string `json:"worktree"`
+}
+
+// ev is one hermetic herd for evals.
+type ev struct {
+	*hk
+	bin string // on PATH first: claude (the fake engine), mosh (for the hooks)
+	dir string // where mosh runs (the eval's cwd)
+}
+
+func newEval(t *testing.T) *ev {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end eval test (runs a daemon and fake engines)")
+	}
+	e := &ev{hk: newHK(t)}
+	e.bin = e.path("bin")
+	e.dir = e.path("work")
+	for _, d := range []string{e.bin, e.dir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(bins.mosh, filepath.Join(e.bin, "mosh")); err != nil {
+		t.Fatal(err)
+	}
+	e.write("bin/claude", fmt.Sprintf("#!/bin/sh\nexec %q \"$@\"\n", bins.fakeengine), 0o755)
+	for i, kv := range e.env {
+		if strings.HasPrefix(kv, "PATH=") {
+			e.env[i] = "PATH=" + e.bin + ":" + strings.TrimPrefix(kv, "PATH=")
+		}
+	}
+	e.env = append(e.env, "FAKEENGINE_TURN=50ms", "FAKEENGINE_TICK=50ms", "FAKEENGINE_NOTIFY_AFTER=0", "FAKEENGINE_IDLE_NOTIFY=0",
+		"FAKEENGINE_SLOW=10m")
+	for i := 0; i < len(e.env); i++ { // no CI/NO_COLOR from the outer environment decides the progress style here
+		if k, _, _ := strings.Cut(e.env[i], "="); k == "CI" || k == "NO_COLOR" {
+			e.env = append(e.env[:i], e.env[i+1:]...)
+			i--
+		}
+	}
+	e.expect(0, "herd", "hooks", "install", "claude")
+	t.Cleanup(func() { e.run("herd", "daemon", "stop", "--yes") })
+	return e
+}
+
+// runIn runs mosh in dir.
+func (e *ev) runIn(dir string, args ...string) (string, string, int) {
+	e.t.Helper()
+	cmd := exec.Command(bins.mosh, args...)
+	cmd.Env = e.env
+	cmd.Dir = dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		e.t.Fatalf("mosh %v: %v", args, err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// eval runs `mosh herd eval ARGS --json` in dir, wants exit code want, and parses the report.
+func (e *ev) eval(dir string, want int, args ...string) (evalReport, string) {
+	e.t.Helper()
+	args = append([]string{"herd", "eval", "--json"}, args...)
+	out, errs, code := e.runIn(dir, args...)
+	if code != want {
+		e.t.Fatalf("mosh %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, want, out, errs)
+	}
+	var r evalReport
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		e.t.Fatalf("the report is not JSON: %v\n%s\nstderr:\n%s", err, out, errs)
+	}
+	return r, errs
+}
+
+func (e *ev) dataset(name, text string) string {
+	e.t.Helper()
+	e.write("work/"+name, text, 0o644)
+	return name
+}
+
+func (r evalReport) row(t *testing.T, engine, id string) evalRw {
+	t.Helper()
+	for _, x := range r.Rows {
+		if x.Engine == engine && x.ID == id {
+			return x
+		}
+	}
+	t.Fatalf("no row %s/%s in %+v", engine, id, r.Rows)
+	return evalRw{}
+}
+
+func (r evalReport) engine(t *testing.T, name string) evalEn {
+	t.Helper()
+	for _, x := range r.Engines {
+		if x.Engine == name {
+			return x
+		}
+	}
+	t.Fatalf("no engine %s in %+v", name, r.Engines)
+	return evalEn{}
+}
+
+func (e *ev) members() []string {
+	e.t.Helper()
+	out, errs, code := e.run("herd", "ps", "--json")
+	if code != 0 {
+		e.t.Fatalf("herd ps: %d %s", code, errs)
+	}
+	var ms []struct {
+		Name  string `json:"name"`
+		Alive bool   `json:"alive"`
+	}
+	if err := json.Unmarshal([]byte(out), &ms); err != nil {
+		e.t.Fatal(err)
+	}
+	var names []string
+	for _, m := range ms {
+		if m.Alive {
+			names = append(names, m.Name)
+		}
+	}
+	return names
+}
+
+const fourRows = `{"id":"four","prompt":"the answer is 4","expect":"4"}
+{"id":"world","prompt":"hello there","expect":"world"}
+{"id":"blue","prompt":"say blue","assert":[{"type":"contains","value":"blue"},{"type":"not-contains","value":"red"}]}
+{"id":"json","prompt":"{\"score\": 3}","assert":[{"type":"json-path","path":"score","value":2}]}
+`
+
+// The fake engine answers a dataset deterministically: two rows right, two wrong. The report
+// has the exact score, each row's answer is the hook's final message (no screen chrome) with its
+// task id, the members are gone afterwards, and the threshold decides 0 or 4. The JUnit file
+// parses back with the right counts.
+func TestEvalScoresADatasetExactly(t *testing.T) {
+	e := newEval(t)
+	ds := e.dataset("ds.jsonl", fourRows)
+	r, errs := e.eval(e.dir, 4, "--dataset", ds, "--engines", "claude", "--concurrency", "2", "--junit", "out.xml")
+	if r.SchemaVersion != 1 || r.Dataset != ds || r.Threshold != 0.8 || r.Judge != "rules" || r.Pass || r.StartedAt == "" || r.DurationMs == nil {
+		t.Fatalf("report head: %+v", r)
+	}
+	en := r.engine(t, "claude")
+	if en.Score == nil || *en.Score != 0.5 || en.Passed != 2 || en.Failed != 2 || en.Total != 4 || en.Errors != 0 || en.Unscorable != 0 || en.Pass || en.MedianMs == nil {
+		t.Fatalf("engine summary: %+v", en)
+	}
+	if len(r.Rows) != 4 {
+		t.Fatalf("rows: %+v", r.Rows)
+	}
+	wantOutcome := map[string]string{"four": "pass", "world": "fail", "blue": "pass", "json": "fail"}
+	wantAnswer := map[string]string{"four": "the answer is 4", "world": "hello there", "blue": "say blue", "json": `{"score": 3}`}
+	member := regexp.MustCompile(`^eval-[a-z0-9]{4}-claude-[1-4]$`)
+	tasks := map[string]bool{}
+	for i, row := range r.Rows {
+		if row.ID != []string{"four", "world", "blue", "json"}[i] {
+			t.Errorf("rows are in dataset order: %d is %s", i, row.ID)
+		}
+		if row.Outcome != wantOutcome[row.ID] || row.Pass != (row.Outcome == "pass") || row.Attempt != 1 || row.Engine != "claude" {
+			t.Errorf("row %s: %+v", row.ID, row)
+		}
+		if row.Answer != wantAnswer[row.ID] {
+			t.Errorf("row %s: answer %q, want the engine's final message %q (never the screen)", row.ID, row.Answer, wantAnswer[row.ID])
+		}
+		if row.TaskID == nil || !strings.HasPrefix(*row.TaskID, "t-") || tasks[*row.TaskID] {
+			t.Errorf("row %s: task id %v", row.ID, row.TaskID)
+		} else {
+			tasks[*row.TaskID] = true
+		}
+		if row.Member == nil || !member.MatchString(*row.Member) {
+			t.Errorf("row %s: member %v", row.ID, row.Member)
+		}
+		if row.Score == nil || row.DurationMs == nil || len(row.Results) == 0 {
+			t.Errorf("row %s: score, duration, results: %+v", row.ID, row)
+		}
+	}
+	if b := r.row(t, "claude", "json"); b.Results[0].Type != "json-path" || b.Results[0].Detail != "got 3" {
+		t.Errorf("json-path result: %+v", b.Results)
+	}
+	// The task id leads to the task: mosh herd task shows the same answer.
+	four := r.row(t, "claude", "four")
+	out, _ := e.expect(0, "herd", "task", *four.TaskID, "--json")
+	var task struct {
+		Member   string `json:"member"`
+		Artifact struct {
+			Text, Source string
+		} `json:"artifact"`
+	}
+	if err := json.Unmarshal([]byte(out), &task); err != nil || task.Member != *four.Member || task.Artifact.Source != "hook" || task.Artifact.Text != four.Answer {
+		t.Fatalf("herd task %s: %+v %v", *four.TaskID, task, err)
+	}
+	if left := e.members(); len(left) != 0 {
+		t.Errorf("the rows' members are killed after their rows: %v", left)
+	}
+	if !strings.Contains(errs, "eval: 4/4 rows") || !strings.Contains(errs, "UNSCORABLE") || strings.Contains(errs, "\x1b[") {
+		t.Errorf("stderr has plain progress lines and the summary table (off a terminal, nothing animated):\n%s", errs)
+	}
+
+	// JUnit: one suite for the engine, one case per row, two failures.
+	data, err := os.ReadFile(filepath.Join(e.dir, "out.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ju junitSuites
+	if err := xml.Unmarshal(data, &ju); err != nil {
+		t.Fatalf("the JUnit file is not XML: %v\n%s", err, data)
+	}
+	if len(ju.Suites) != 1 || ju.Suites[0].Name != "claude" || ju.Suites[0].Tests != 4 || ju.Suites[0].Failures != 2 || ju.Suites[0].Errors != 0 || len(ju.Suites[0].Cases) != 4 {
+		t.Fatalf("JUnit: %+v", ju)
+	}
+	fails := 0
+	for _, c := range ju.Suites[0].Cases {
+		if c.Classname != "claude" || c.Name == "" || c.Time == "" {
+			t.Errorf("testcase %+v", c)
+		}
+		if c.Failure != nil {
+			fails++
+			if c.Failure.Message == "" {
+				t.Errorf("a failure has its message: %+v", c)
+			}
+		}
+	}
+	if fails != 2 || ju.Suites[0].Cases[0].SystemOut != "the answer is 4" {
+		t.Errorf("JUnit cases: %+v", ju.Suites[0].Cases)
+	}
+
+	// At threshold 0.5 the same answers pass: exit 0.
+	r, _ = e.eval(e.dir, 0, "--dataset", ds, "--engines", "claude", "--threshold", "0.5")
+	if !r.Pass || !r.engine(t, "claude").Pass || *r.engine(t, "claude").Score != 0.5 {
+		t.Fatalf("threshold 0.5: %+v", r.Engines)
+	}
+}
+
+type junitSuites struct {
+	XMLName xml.Name `xml:"testsuites"`
+	Suites  []struct {
+		Name     string `xml:"name,attr"`
+		Tests    int    `xml:"tests,attr"`
+		Failures int    `xml:"failures,attr"`
+		Errors   int    `xml:"errors,attr"`
+		Skipped  int    `xml:"skipped,attr"`
+		Cases    []struct {
+			Classname string `xml:"classname,attr"`
+			Name      string `xml:"name,attr"`
+			Time      string `xml:"time,attr"`
+			Failure   *struct {
+				Message string `xml:"message,attr"`
+			} `xml:"failure"`
+			Error *struct {
+				Message string `xml:"message,attr"`
+				Type    string `xml:"type,attr"`
+			} `xml:"error"`
+			Skipped *struct {
+				Message string `xml:"message,attr"`
+			} `xml:"skipped"`
+			SystemOut string `xml:"system-out"`
+		} `xml:"testcase"`
+	} `xml:"testsuite"`
+}
+
+// A crash, a block and a judge that never answers in shape are outcomes, each counted: the crash
+// is failed with the engine's exit code, the block is blocked with its question after the grace,
+// a rubric the judge cannot score (garbage twice: exactly one retry) is unscorable and left out of
+// the score's denominator, never a silent 0. The JUnit file files them as error, error, skipped.
+func TestEvalOutcomesCrashBlockJudge(t *testing.T) {
+	e := newEval(t)
+	calls := e.path("judge-calls")
+	// The judge: pi's headless mode (pi -p PROMPT), a script that answers garbage.
+	e.write("bin/pi", fmt.Sprintf("#!/bin/sh\necho call >> %q\necho 'I think it is fine, no JSON here'\n", calls), 0o755)
+	ds := e.dataset("ds.jsonl", `{"id":"crash","prompt":"crash 7","expect":"x"}
+{"id":"perm","prompt":"perm deploy","expect":"x"}
+{"id":"ok","prompt":"fine","expect":"fine"}
+{"id":"rubric","prompt":"judge me","rubric":"the answer is polite"}
+`)
+	r, _ := e.eval(e.dir, 4, "--dataset", ds, "--engines", "claude", "--judge", "pi", "--blocked-grace", "500ms", "--concurrency", "4", "--junit", "j.xml")
+	crash := r.row(t, "claude", "crash")
+	if crash.Outcome != "failed" || crash.ExitCode == nil || *crash.ExitCode != 7 || crash.Pass || crash.Answer != "" {
+		t.Errorf("crash: %+v", crash)
+	}
+	perm := r.row(t, "claude", "perm")
+	if perm.Outcome != "blocked" || !strings.HasPrefix(perm.Question, "permission") || !strings.Contains(perm.Question, "Do you want to proceed?") {
+		t.Errorf("perm: %+v", perm)
+	}
+	rub := r.row(t, "claude", "rubric")
+	if rub.Outcome != "unscorable" || rub.Score != nil || rub.Judge == nil || rub.Judge.Score != nil || !strings.Contains(rub.Judge.Why, "judge") {
+		t.Errorf("rubric with a garbage judge: %+v", rub)
+	}
+	if got, _ := os.ReadFile(calls); strings.Count(string(got), "call") != 2 {
+		t.Errorf("the judge is asked twice (one retry), got %q", got)
+	}
+	en := r.engine(t, "claude")
+	// passed 1 of (4 - 1 unscorable).
+	if en.Score == nil || *en.Score != 1.0/3 || en.Passed != 1 || en.Blocked != 1 || en.Errors != 1 || en.Unscorable != 1 || en.Total != 4 {
+		t.Errorf("engine: %+v", en)
+	}
+	data, err := os.ReadFile(filepath.Join(e.dir, "j.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ju junitSuites
+	if err := xml.Unmarshal(data, &ju); err != nil {
+		t.Fatalf("JUnit: %v\n%s", err, data)
+	}
+	s := ju.Suites[0]
+	if s.Tests != 4 || s.Failures != 0 || s.Errors != 2 || s.Skipped != 1 {
+		t.Errorf("JUnit counts: %+v", s)
+	}
+	for _, c := range s.Cases {
+		switch c.Name {
+		case "crash", "perm":
+			if c.Error == nil || c.Error.Message == "" {
+				t.Errorf("%s is an <error>: %+v", c.Name, c)
+			}
+		case "rubric":
+			if c.Skipped == nil {
+				t.Errorf("rubric is <skipped>: %+v", c)
+			}
+		}
+	}
+
+	// With --judge rules a rubric-only row is unscorable without asking anyone.
+	_ = os.Remove(calls)
+	r, _ = e.eval(e.dir, 0, "--dataset", e.dataset("rub.jsonl", `{"id":"r","prompt":"judge me","rubric":"polite"}
+{"id":"ok","prompt":"fine","expect":"fine"}
+`), "--engines", "claude")
+	if r.row(t, "claude", "r").Outcome != "unscorable" || *r.engine(t, "claude").Score != 1 {
+		t.Errorf("rules judge: %+v", r)
+	}
+	if _, err := os.Stat(calls); err == nil {
+		t.Errorf("--judge rules asked the judge")
+	}
+}
+
+// A turn that does not end before --timeout is the timeout outcome, not a hang.
+func TestEvalTimeout(t *testing.T) {
+	e := newEval(t)
+	ds := e.dataset("ds.jsonl", `{"id":"slow","prompt":"a slow one","expect":"x"}`+"\n")
+	r, _ := e.eval(e.dir, 4, "--dataset", ds, "--engines", "claude", "--timeout", "2s")
+	if row := r.row(t, "claude", "slow"); row.Outcome != "timeout" || row.Pass {
+		t.Fatalf("slow row: %+v", row)
+	}
+	if en := r.engine(t, "claude"); en.Timeouts != 1 || *en.Score != 0 {
+		t.Fatalf("engine: %+v", en)
+	}
+	if left := e.members(); len(left) != 0 {
+		t.Errorf("a timed-out row's member is killed too: %v", left)
+	}
+}
+
+// Infrastructure: an engine that is not installed errors every row: exit 5, naming the fix.
+func TestEvalMissingEngineExits5(t *testing.T) {
+	e := newEval(t)
+	if _, err := exec.LookPath("qwen"); err == nil {
+		t.Skip("qwen is installed here")
+	}
+	ds := e.dataset("ds.jsonl", fourRows)
+	r, errs := e.eval(e.dir, 5, "--dataset", ds, "--engines", "claude,qwen")
+	if en := r.engine(t, "qwen"); en.Errors != 4 || en.Pass {
+		t.Errorf("qwen: %+v", en)
+	}
+	if en := r.engine(t, "claude"); en.Passed != 2 {
+		t.Errorf("claude still ran: %+v", en)
+	}
+	if !strings.Contains(errs, "every row of qwen errored") || !strings.Contains(errs, "install it") {
+		t.Errorf("stderr names the engine and the fix:\n%s", errs)
+	}
+}
+
+// Usage errors exit 1 before anything starts, naming the row or the fix.
+func TestEvalUsageErrors(t *testing.T) {
+	e := newEval(t)
+	e.dataset("dup.jsonl", `{"id":"a","prompt":"x"}`+"\n"+`{"id":"a","prompt":"y"}`+"\n")
+	e.dataset("bad.jsonl", `{"id":"a","prompt":"x"}`+"\n"+`{"id": nope}`+"\n")
+	e.dataset("noprompt.json", `[{"id":"a","expect":"x"}]`)
+	e.dataset("empty.jsonl", "\n")
+	e.dataset("ok.jsonl", `{"id":"a","prompt":"x","expect":"x"}`+"\n")
+	notRepo, err := os.MkdirTemp("", "evalnorepo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(notRepo)
+	if err := os.WriteFile(filepath.Join(notRepo, "ok.jsonl"), []byte(`{"id":"a","prompt":"x"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		dir  string
+		args []string
+		want string
+	}{
+		{e.dir, []string{"--dataset", "dup.jsonl", "--engines", "claude"}, `dup.jsonl:2: duplicate id "a"`},
+		{e.dir, []string{"--dataset", "bad.jsonl", "--engines", "claude"}, "bad.jsonl:2: not valid JSON"},
+		{e.dir, []string{"--dataset", "noprompt.json", "--engines", "claude"}, "noprompt.json: case 1: no prompt"},
+		{e.dir, []string{"--dataset", "empty.jsonl", "--engines", "claude"}, "empty.jsonl: the dataset has no cases"},
+		{e.dir, []string{"--dataset", "missing.jsonl", "--engines", "claude"}, "missing.jsonl: cannot read"},
+		{e.dir, []string{"--engines", "claude"}, "--dataset FILE is required"},
+		{e.dir, []string{"--dataset", "ok.jsonl"}, "--engines is required"},
+		{e.dir, []string{"--dataset", "ok.jsonl", "--engines", "nosuch"}, `unknown engine "nosuch"`},
+		{e.dir, []string{"--dataset", "ok.jsonl", "--engines", "claude,claude"}, "lists claude twice"},
+		{e.dir, []string{"--dataset", "ok.jsonl", "--engines", "claude", "--threshold", "2"}, "--threshold must be a number from 0 to 1"},
+		{e.dir, []string{"--dataset", "ok.jsonl", "--engines", "claude", "--engine-args", "codex=--x"}, "--engine-args names codex, which is not in --engines"},
+		{e.dir, []string{"--dataset", "ok.jsonl", "--engines", "claude", "--judge", "nosuch"}, "--judge nosuch: use rules, model"},
+		{e.dir, []string{"--dataset", "ok.jsonl", "--engines", "@ghost"}, "@ghost: no member ghost on the roster"},
+		{notRepo, []string{"--dataset", "ok.jsonl", "--engines", "claude", "--isolated"}, "is not in a git repository: cd into one"},
+	}
+	for _, c := range cases {
+		args := append([]string{"herd", "eval"}, c.args...)
+		out, errs, code := e.runIn(c.dir, args...)
+		if code != 1 || !strings.Contains(errs, c.want) {
+			t.Errorf("mosh %s: exit %d, want 1 with %q\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, c.want, out, errs)
+		}
+	}
+	// --json puts the error on stdout too.
+	out, _, code := e.runIn(e.dir, "herd", "eval", "--json", "--dataset", "dup.jsonl", "--engines", "claude")
+	var je struct {
+		Error struct {
+			Message  string `json:"message"`
+			ExitCode int    `json:"exitCode"`
+		} `json:"error"`
+	}
+	if code != 1 || json.Unmarshal([]byte(out), &je) != nil || je.Error.ExitCode != 1 || !strings.Contains(je.Error.Message, "dup.jsonl:2") {
+		t.Errorf("--json usage error: %d %q", code, out)
+	}
+	if left := e.members(); len(left) != 0 {
+		t.Errorf("a usage error starts nothing: %v", left)
+	}
+}
+
+// git runs git in dir for the test.
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t",
+		"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_SYSTEM=/dev/null")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// --isolated: each row runs in a fresh git worktree; a command assertion checks the file the
+// row's turn wrote there (a hook of the fake engine writes it in its cwd as the turn starts), the main checkout
+// never sees it, and the worktree is removed afterwards — kept with --keep.
+func TestEvalIsolatedCommandAssertion(t *testing.T) {
+	e := newEval(t)
+	// One more UserPromptSubmit hook, run before the herd's: the turn "writes a file" in the
+	// member's directory before it ends.
+	settings := e.path(".claude/settings.json")
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(e.read(".claude/settings.json")), &doc); err != nil {
+		t.Fatal(err)
+	}
+	hooks := doc["hooks"].(map[string]any)
+	hooks["UserPromptSubmit"] = append([]any{map[string]any{"hooks": []any{map[string]any{"type": "command",
+		"command": `cat > turn.json`}}}}, hooks["UserPromptSubmit"].([]any)...)
+	data, _ := json.Marshal(doc)
+	if err := os.WriteFile(settings, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	repo := e.dir
+	git(t, repo, "init", "-q")
+	e.write("work/README", "repo\n", 0o644)
+	git(t, repo, "add", "README")
+	git(t, repo, "commit", "-q", "-m", "one")
+	ds := e.dataset("ds.jsonl", `{"id":"wrote","prompt":"write it","assert":[{"type":"command","value":"grep -q 'write it' turn.json && test -f README"}]}
+{"id":"absent","prompt":"no file","assert":[{"type":"command","value":"test -f nothing-here"}]}
+`)
+	r, _ := e.eval(repo, 0, "--dataset", ds, "--engines", "claude", "--isolated", "--threshold", "0.5") // 0.5 >= 0.5
+	wrote, absent := r.row(t, "claude", "wrote"), r.row(t, "claude", "absent")
+	if wrote.Outcome != "pass" || absent.Outcome != "fail" || wrote.Results[0].Type != "command" || !strings.HasPrefix(absent.Results[0].Detail, "exit 1") {
+		t.Fatalf("rows: %+v / %+v", wrote, absent)
+	}
+	for _, row := range []evalRw{wrote, absent} {
+		if row.Worktree == "" || strings.HasPrefix(row.Worktree, repo) {
+			t.Fatalf("row %s ran in worktree %q", row.ID, row.Worktree)
+		}
+		if _, err := os.Stat(row.Worktree); !os.IsNotExist(err) {
+			t.Errorf("worktree %s is removed after its row: %v", row.Worktree, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(repo, "turn.json")); !os.IsNotExist(err) {
+		t.Errorf("the main checkout never sees the row's file")
+	}
+	if wl := git(t, repo, "worktree", "list"); strings.Count(wl, "\n") != 1 {
+		t.Errorf("only the main worktree is left:\n%s", wl)
+	}
+
+	// --keep keeps the worktree (with the file) and the member.
+	r, _ = e.eval(repo, 0, "--dataset", e.dataset("one.jsonl", `{"id":"wrote","prompt":"write it","assert":[{"type":"command","value":"test -f turn.json"}]}`+"\n"),
+		"--engines", "claude", "--isolated", "--keep")
+	kept := r.row(t, "claude", "wrote")
+	if kept.Outcome != "pass" {
+		t.Fatalf("kept row: %+v", kept)
+	}
+	if _, err := os.Stat(filepath.Join(kept.Worktree, "turn.json")); err != nil {
+		t.Errorf("--keep keeps the worktree with the row's file: %v", err)
+	}
+	if left := e.members(); len(left) != 1 || left[0] != *kept.Member {
+		t.Errorf("--keep keeps the member: %v", left)
+	}
+	git(t, repo, "worktree", "remove", "--force", kept.Worktree)
+	_ = os.RemoveAll(filepath.Dir(kept.Worktree))
+}
+
+// --repeat 3: pass@k, and a row that passes some attempts but not all is flaky. The command
+// assertion counts its runs and fails only the second.
+func TestEvalRepeatMarksFlaky(t *testing.T) {
+	e := newEval(t)
+	counter := e.path("count")
+	ds := e.dataset("ds.jsonl", fmt.Sprintf(`{"id":"flaky","prompt":"fine","assert":[{"type":"command","value":"n=$(cat %[1]s 2>/dev/null || echo 0); n=$((n+1)); echo $n > %[1]s; [ $n -ne 2 ]"}]}
+{"id":"steady","prompt":"fine","expect":"fine"}
+{"id":"never","prompt":"fine","expect":"nope"}
+`, counter))
+	r, _ := e.eval(e.dir, 4, "--dataset", ds, "--engines", "claude", "--repeat", "3")
+	if len(r.Rows) != 9 {
+		t.Fatalf("3 rows × 3 attempts: %+v", r.Rows)
+	}
+	for _, row := range r.Rows {
+		wantFlaky := row.ID == "flaky"
+		if row.Flaky != wantFlaky {
+			t.Errorf("row %s attempt %d: flaky %v", row.ID, row.Attempt, row.Flaky)
+		}
+		if row.ID == "flaky" && (row.Outcome == "pass") != (row.Attempt != 2) {
+			t.Errorf("flaky attempt %d: %s", row.Attempt, row.Outcome)
+		}
+	}
+	// pass@3: flaky and steady pass, never fails: 2 of 3.
+	if en := r.engine(t, "claude"); en.Total != 3 || en.Passed != 2 || en.Failed != 1 || *en.Score != 2.0/3 {
+		t.Fatalf("engine: %+v", en)
+	}
+}
+
+// @name rows run in sequence on an existing member, which is never killed; fresh engines run
+// beside it in one eval.
+func TestEvalExistingMemberInSequence(t *testing.T) {
+	e := newEval(t)
+	e.expect(0, "herd", "start", "claude", "--name", "m1")
+	ds := e.dataset("ds.jsonl", fourRows)
+	r, _ := e.eval(e.dir, 4, "--dataset", ds, "--engines", "claude,@m1", "--concurrency", "4")
+	if en := r.engine(t, "@m1"); en.Passed != 2 || en.Failed != 2 || *en.Score != 0.5 {
+		t.Fatalf("@m1: %+v", en)
+	}
+	var prevEnd int64
+	for _, id := range []string{"four", "world", "blue", "json"} {
+		row := r.row(t, "@m1", id)
+		if row.Member == nil || *row.Member != "m1" || row.TaskID == nil {
+			t.Fatalf("row %s on @m1: %+v", id, row)
+		}
+		out, _ := e.expect(0, "herd", "task", *row.TaskID, "--json")
+		var task struct {
+			Member      string `json:"member"`
+			SubmittedMs int64  `json:"submittedMs"`
+			EndedMs     int64  `json:"endedMs"`
+		}
+		if err := json.Unmarshal([]byte(out), &task); err != nil || task.Member != "m1" {
+			t.Fatalf("task %s: %v %s", *row.TaskID, err, out)
+		}
+		if task.SubmittedMs < prevEnd {
+			t.Errorf("row %s was typed (%d) before the previous row's turn ended (%d)", id, task.SubmittedMs, prevEnd)
+		}
+		prevEnd = task.EndedMs
+	}
+	if left := e.members(); len(left) != 1 || left[0] != "m1" {
+		t.Errorf("m1 is never killed, the fresh members are: %v", left)
+	}
+}
+
+// --dry-run narrates the members with their exact argv (agent flags and --engine-args included)
+// and starts nothing: no daemon.
+func TestEvalDryRun(t *testing.T) {
+	e := newEval(t)
+	e.run("herd", "daemon", "stop", "--yes")
+	ds := e.dataset("ds.jsonl", fourRows)
+	out, errs, code := e.runIn(e.dir, "herd", "eval", "--dry-run", "--json", "--dataset", ds, "--engines", "claude,codex", "--agent",
+		"--engine-args", "claude=--model 'big one'", "--engine-args", "cc=--verbose")
+	if code != 0 {
+		t.Fatalf("dry run: %d\n%s\n%s", code, out, errs)
+	}
+	var plan struct {
+		DryRun  bool `json:"dryRun"`
+		Rows    []struct{ ID string }
+		Members []struct {
+			Engine, Member string
+			Argv           []string
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &plan); err != nil {
+		t.Fatal(err)
+	}
+	if !plan.DryRun || len(plan.Rows) != 4 || len(plan.Members) != 8 {
+		t.Fatalf("plan: %+v", plan)
+	}
+	got := map[string]string{}
+	for _, m := range plan.Members {
+		got[m.Engine] = strings.Join(m.Argv, "|")
+	}
+	if got["claude"] != "claude|--dangerously-skip-permissions|--model|big one|--verbose" {
+		t.Errorf("claude argv: %q", got["claude"])
+	}
+	if !strings.HasPrefix(got["codex"], "codex|") || !strings.Contains(got["codex"], "--dangerously-bypass-approvals-and-sandbox") {
+		t.Errorf("codex argv: %q", got["codex"])
+	}
+	if _, err := os.Stat(herd.SocketPath(e.home)); err == nil {
+		t.Errorf("a dry run started the daemon")
+	}
+	_, errs, code = e.runIn(e.dir, "herd", "eval", "--dry-run", "--dataset", ds, "--engines", "claude")
+	if code != 0 || !strings.Contains(errs, "would start 4 members") || !strings.Contains(errs, "(approvals not bypassed)") {
+		t.Errorf("plain dry run: %d\n%s", code, errs)
+	}
+}
