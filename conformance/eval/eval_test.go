@@ -202,7 +202,7 @@ func (w *world) evalAndCheck(label, dataset string, specs []string, agent bool, 
 	if agent {
 		args = append(args, "--agent")
 	}
-	args = append(args, w.engineArgs()...)
+	args = append(args, w.engineArgs(agent)...)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	res := w.run(ctx, w.local, nil, args...)

@@ -332,13 +332,32 @@ func (w *world) stopHerd(h *engines.Herd, label string) {
 	}
 }
 
-// engineArgs is the --engine-args flags giving each engine its Setup's launch arguments.
-func (w *world) engineArgs() []string {
+// engineArgs is the --engine-args flags giving each engine its Setup's launch arguments. With
+// --agent, Claude Code's `--permission-mode default` is left out: it would override the
+// engine's autonomous flag (--dangerously-skip-permissions) and ask anyway.
+func (w *world) engineArgs(agent bool) []string {
 	var out []string
 	for _, e := range w.engines {
-		if a := w.args[e.Name]; len(a) > 0 {
+		a := w.args[e.Name]
+		if agent {
+			a = withoutPermissionMode(a)
+		}
+		if len(a) > 0 {
 			out = append(out, "--engine-args", e.Name+"="+shellJoin(a))
 		}
+	}
+	return out
+}
+
+// withoutPermissionMode drops a `--permission-mode X` pair from args.
+func withoutPermissionMode(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		if args[i] == "--permission-mode" {
+			i++
+			continue
+		}
+		out = append(out, args[i])
 	}
 	return out
 }
