@@ -145,6 +145,21 @@ func TestEvalRealEngines(t *testing.T) {
 		began := time.Now()
 		w.evalAndCheck("rows", "testdata/rows.jsonl", specs, false, 0.5, want)
 		t.Logf("eval of %d rows × %d engines (remote @far included): %s", len(rowIDs), len(specs), time.Since(began).Round(time.Second))
+
+		// @far's rows went over A2A to the other herd: its member api got every prompt, in order.
+		var tasks []struct {
+			Text string `json:"text"`
+		}
+		if err := json.Unmarshal([]byte(w.must(w.remote, nil, "herd", "tasks", "api", "--json")), &tasks); err != nil {
+			t.Fatal(err)
+		}
+		var texts []string
+		for _, tk := range tasks {
+			texts = append(texts, tk.Text)
+		}
+		if got, want := strings.Join(texts, "\n"), strings.Join(datasetPrompts(t, "testdata/rows.jsonl"), "\n"); got != want {
+			t.Errorf("the remote herd's member api was given:\n%s\nwant the dataset's prompts in order:\n%s", got, want)
+		}
 	})
 
 	t.Run("agent", func(t *testing.T) {
@@ -163,6 +178,25 @@ func TestEvalRealEngines(t *testing.T) {
 		t.Logf("eval --agent of %d rows × %d engines: %s", len(agentRowIDs), len(specs), time.Since(began).Round(time.Second))
 	})
 	t.Logf("whole suite: %s", time.Since(started).Round(time.Second))
+}
+
+// datasetPrompts reads a jsonl dataset's prompts, in order.
+func datasetPrompts(t *testing.T, path string) []string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var c struct {
+			Prompt string `json:"prompt"`
+		}
+		if err := json.Unmarshal([]byte(line), &c); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		out = append(out, c.Prompt)
+	}
+	return out
 }
 
 // on is the same world reporting to t (a subtest fails its own test).
