@@ -39,6 +39,9 @@ type herdSession struct {
 	mu     sync.Mutex
 	client *herd.Client
 	closed bool
+	// temps are members started with {temporary: true} and not killed yet: the end of the run
+	// (also Ctrl-C, --timeout, an uncaught error) kills them.
+	temps map[string]bool
 }
 
 // herdSessionFor returns the run's herd session, made on first use. It lives on the run's
@@ -81,6 +84,16 @@ func (s *herdSession) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
+	if s.client != nil && len(s.temps) > 0 {
+		names := make([]string, 0, len(s.temps))
+		for n := range s.temps {
+			names = append(names, n)
+		}
+		s.temps = nil
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, _ = s.client.Kill(ctx, names, false)
+		cancel()
+	}
 	if s.client != nil {
 		s.client.Close()
 		s.client = nil
@@ -291,10 +304,11 @@ func errCode(err error) (string, int) { return err.Error(), int(exitcode.Of(err)
 func init() {
 	Register(&Verb{
 		Name: "herdStart", Group: "herd", SideEffect: true,
-		Usage:   "herdStart(engine, {name, cwd, agent, args})",
+		Usage:   "herdStart(engine, {name, cwd, agent, args, temporary})",
 		Summary: "start a coding agent from the engines table as a herd member → {ok, name}",
 		Detail: "engine: claude, codex, opencode, pi, gemini, aider… (aliases like cc work).\n" +
 			"agent: true adds the engine's autonomous flags. args: extra arguments for the engine.\n" +
+			"temporary: true kills the member when the script ends, however it ends (Ctrl-C, --timeout, an error).\n" +
 			"Returns {ok:true, name, engine, pid, cwd}, or {ok:false, name:null, error, code}.",
 		Bind: func(c *Call) (Action, error) {
 			engine, err := c.String(0, "the engine")
@@ -305,7 +319,7 @@ func init() {
 			if err != nil {
 				return Action{}, err
 			}
-			if err := c.Known(o, "name", "cwd", "agent", "args"); err != nil {
+			if err := c.Known(o, "name", "cwd", "agent", "args", "temporary"); err != nil {
 				return Action{}, err
 			}
 			name, err := optName(c, o)
@@ -324,7 +338,7 @@ func init() {
 					}
 				}
 			}
-			agent := optBool(o, "agent")
+			agent, temporary := optBool(o, "agent"), optBool(o, "temporary")
 			s := herdSessionFor(c)
 			dryName := name
 			if dryName == "" {
@@ -343,7 +357,16 @@ func init() {
 					if err != nil {
 						return launched(nil, err), nil
 					}
-					return launched(cl.Start(ctx, herd.StartParams{Engine: engine, Name: name, Cwd: absPath(cwd), Agent: agent, Args: args, Env: s.env})), nil
+					m, err := cl.Start(ctx, herd.StartParams{Engine: engine, Name: name, Cwd: absPath(cwd), Agent: agent, Args: args, Env: s.env})
+					if err == nil && temporary {
+						s.mu.Lock()
+						if s.temps == nil {
+							s.temps = map[string]bool{}
+						}
+						s.temps[m.Name] = true
+						s.mu.Unlock()
+					}
+					return launched(m, err), nil
 				},
 			}, nil
 		},
@@ -702,6 +725,11 @@ func init() {
 						out.Error, out.Code = errCode(err)
 						return out, nil
 					}
+					s.mu.Lock()
+					for _, n := range names {
+						delete(s.temps, n)
+					}
+					s.mu.Unlock()
 					if r.Killed != nil {
 						out.Killed = r.Killed
 					}

@@ -137,6 +137,7 @@ func TestDryRunKeepsEveryVerbsReturnType(t *testing.T) {
 		"herdRun":          `herdRun("make test", {name: "build"})`,
 		"herdPrompt":       `herdPrompt("api", "hi")`,
 		"herdWait":         `herdWait("api")`,
+		"herdAsk":          `herdAsk("api", "hi")`,
 		"herdKill":         `herdKill("api")`,
 		"herdSendKeys":     `herdSendKeys("api", "Enter")`,
 		"herdRemoteAdd":    `herdRemoteAdd("far", "http://127.0.0.1:9/")`,

@@ -7,16 +7,22 @@ package scripts
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mosh-dev/mosh/herd"
 )
@@ -685,5 +691,119 @@ func TestEvalDryRun(t *testing.T) {
 	_, errs, code = e.runIn(e.dir, "herd", "eval", "--dry-run", "--dataset", ds, "--engines", "claude")
 	if code != 0 || !strings.Contains(errs, "would start 4 members") || !strings.Contains(errs, "(approvals not bypassed)") {
 		t.Errorf("plain dry run: %d\n%s", code, errs)
+	}
+}
+
+// A rubric goes to the judge: an engine's headless mode (pi -p, a script here) or the model API
+// (--judge model, an OpenAI-compatible fake in this process). The judge's score decides the row
+// at the threshold, and its why is reported.
+func TestEvalJudgeScoresRubrics(t *testing.T) {
+	e := newEval(t)
+	e.write("bin/pi", `#!/bin/sh
+case "$*" in
+*"say please"*) echo 'Here you go: {"score": 0.9, "why": "polite"}' ;;
+*) echo '{"score": 0.2, "why": "rude"}' ;;
+esac
+`, 0o755)
+	ds := e.dataset("ds.jsonl", `{"id":"polite","prompt":"say please","rubric":"the answer is polite"}
+{"id":"rude","prompt":"go away","rubric":"the answer is polite"}
+{"id":"both","prompt":"say please now","expect":"now","rubric":"the answer is polite"}
+`)
+	r, _ := e.eval(e.dir, 4, "--dataset", ds, "--engines", "claude", "--judge", "pi")
+	polite, rude, both := r.row(t, "claude", "polite"), r.row(t, "claude", "rude"), r.row(t, "claude", "both")
+	if polite.Outcome != "pass" || polite.Judge == nil || *polite.Judge.Score != 0.9 || polite.Judge.Why != "polite" || *polite.Score != 0.9 {
+		t.Errorf("polite: %+v %+v", polite, polite.Judge)
+	}
+	if rude.Outcome != "fail" || *rude.Score != 0.2 || rude.Results[0].Type != "rubric" || rude.Results[0].Detail != "rude" {
+		t.Errorf("rude: %+v", rude)
+	}
+	// expect passes (1) and the rubric scores 0.9: the mean, and a pass (0.9 ≥ 0.8).
+	if both.Outcome != "pass" || *both.Score != 0.95 || len(both.Results) != 2 {
+		t.Errorf("both: %+v", both)
+	}
+	if en := r.engine(t, "claude"); *en.Score != 2.0/3 || r.Judge != "pi" {
+		t.Errorf("engine: %+v judge %s", en, r.Judge)
+	}
+
+	// --judge model: the model API, no engine needed.
+	var asked atomic.Int32
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		asked.Add(1)
+		body, _ := io.ReadAll(req.Body)
+		score := 0.1
+		if strings.Contains(string(body), "say please") {
+			score = 1
+		}
+		content, _ := json.Marshal(fmt.Sprintf(`{"score": %g, "why": "api"}`, score))
+		fmt.Fprintf(w, `{"choices":[{"message":{"role":"assistant","content":%s}}]}`, content)
+	}))
+	defer api.Close()
+	e.env = append(e.env, "MOSH_AI_PROVIDER=openai", "OPENAI_BASE_URL="+api.URL, "OPENAI_API_KEY=k", "MOSH_AI_MODEL=m")
+	r, _ = e.eval(e.dir, 4, "--dataset", ds, "--engines", "claude", "--judge", "model")
+	if p := r.row(t, "claude", "polite"); p.Outcome != "pass" || p.Judge == nil || p.Judge.Why != "api" {
+		t.Errorf("model judge: %+v", p)
+	}
+	if r.row(t, "claude", "rude").Outcome != "fail" || asked.Load() != 3 {
+		t.Errorf("model judge asked %d times: %+v", asked.Load(), r.Rows)
+	}
+}
+
+// Ctrl-C in the middle of a row ends the eval (exit 130) and kills the member it started: the
+// members are temporary to the run, however it ends.
+func TestEvalInterruptKillsItsMembers(t *testing.T) {
+	e := newEval(t)
+	e.expect(0, "herd", "ps")                                               // the daemon, up
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a failsafe, not a speed claim
+	defer cancel()
+	cl, err := herd.Connect(ctx, herd.ConnectOptions{Home: e.home, NoStart: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	sub, err := cl.Subscribe(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	ds := e.dataset("ds.jsonl", `{"id":"slow","prompt":"a slow one","expect":"x"}`+"\n")
+	cmd := exec.Command(bins.mosh, "herd", "eval", "--dataset", ds, "--engines", "claude")
+	cmd.Env, cmd.Dir = e.env, e.dir
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	member := ""
+	for member == "" {
+		select {
+		case ev, ok := <-sub.Events():
+			if !ok {
+				t.Fatalf("the event stream ended: %v", sub.Err())
+			}
+			if strings.HasPrefix(ev.Name, "eval-") && ev.Task != "" && ev.State == herd.StateWorking {
+				member = ev.Name
+			}
+		case <-ctx.Done():
+			t.Fatalf("no eval member started working\n%s", errb.String())
+		}
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("eval after Ctrl-C: %v\n%s", err, errb.String())
+	}
+	for gone := false; !gone; {
+		select {
+		case ev := <-sub.Events():
+			gone = ev.Name == member && (ev.Type == "removed" || ev.State == herd.StateGone)
+		case <-ctx.Done():
+			t.Fatalf("%s still runs after the eval was interrupted: %v", member, e.members())
+		}
+	}
+	if left := e.members(); len(left) != 0 {
+		t.Fatalf("members left: %v", left)
 	}
 }

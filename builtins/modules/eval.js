@@ -237,17 +237,18 @@ async function waitOne(name, states, ms) {
 // awaitTurn follows a member until its turn ends: {end: "done"|"blocked"|"timeout"|"failed", …}.
 // A member that is blocked gets blockedGrace to move on (someone may answer it) before the turn
 // ends as blocked with its question.
-async function awaitTurn(name, deadline, grace, states) {
+async function awaitTurn(name, deadline, grace, states, first) {
   for (;;) {
     const left = deadline - Date.now()
-    if (left <= 0) return { end: "timeout" }
-    const r = await waitOne(name, states, left)
+    if (left <= 0 && !first) return { end: "timeout" }
+    const r = first || (await waitOne(name, states, left))
+    first = null
     if (r.outcome === "timeout") return { end: "timeout" }
     if (r.outcome === "ended" || r.outcome === "gone" || r.state === "gone") {
       return { end: "failed", exitCode: r.exitCode ?? null }
     }
     if (r.state !== "blocked") return { end: "done", state: r.state }
-    const question = r.blockedOn || ""
+    const question = r.blockedOn || (await waitOne(name, ["blocked"], 1)).blockedOn || ""
     const before = deadline - Date.now()
     const g = await waitOne(name, ["working", "done", "idle"], Math.min(grace, Math.max(1, before)))
     if (g.outcome === "timeout") return grace > before ? { end: "timeout" } : { end: "blocked", question }
@@ -453,7 +454,8 @@ export async function runRow(c, opts = {}) {
     }
     const deadline = Date.now() + timeout
     if (fresh) {
-      const launch = { name: opts.name, cwd, agent: !!opts.agent }
+      // temporary: the member is killed however the run ends (Ctrl-C included), unless kept.
+      const launch = { name: opts.name, cwd, agent: !!opts.agent, temporary: !opts.keep }
       if (opts.args && opts.args.length > 0) launch.args = opts.args
       const r = herdStart(spec, launch)
       if (!r.ok) return done({ error: r.error, code: r.code })
@@ -473,13 +475,20 @@ export async function runRow(c, opts = {}) {
         if (m && m.cwd) cwd = m.cwd
       }
     }
-    const p = herdPrompt(name, c.prompt)
+    // The prompt and the wait for its own turn in one call: a prompt that waits in a busy
+    // member's queue is followed until its task has run.
+    const states = ["done", "idle", "blocked"]
+    const p = await herdAsk(name, c.prompt, { states, timeout: Math.max(1, deadline - Date.now()) })
+    if (p.task) row.taskId = p.task
     if (!p.ok) {
       if (p.code === 3) return done({ outcome: "failed", exitCode: null, error: p.error })
       return done({ error: p.error, code: p.code })
     }
-    row.taskId = p.task
-    const turn = await awaitTurn(name, deadline, grace, ["done", "idle", "blocked"])
+    let turn
+    if (p.outcome === "ended" && p.exitCode === undefined && p.taskState) {
+      return done({ error: `the task ended ${p.taskState}, not done (see mosh herd task ${p.task})` })
+    }
+    turn = await awaitTurn(name, deadline, grace, states, { outcome: p.outcome, state: p.state, exitCode: p.exitCode })
     const task = p.task ? await herdTask(p.task) : null
     // The engine's own final message (a hook's, or a remote agent's reply), never screen text.
     const art = task && task.artifact
