@@ -119,7 +119,7 @@ type member struct {
 func TestEvalRealEngines(t *testing.T) {
 	list := engineList(t)
 	started := time.Now()
-	w := newWorld(t, list)
+	w := newWorld(t, list, true)
 	w.warm()
 	t.Logf("set-up (build, configure, hooks, two herds, remote member %s, warm-up): %s", w.remoteEngine.Name, time.Since(started).Round(time.Second))
 
@@ -452,4 +452,54 @@ func rowOf(rep report, spec, id string) (row, bool) {
 		}
 	}
 	return row{}, false
+}
+
+// TestFreshMemberTakesFirstPrompt is the eval's premise on its own, for each engine: a fresh
+// member that reads idle takes the prompt typed then. Start it, `wait --state idle`, `prompt
+// --wait`, and the task's artifact must be the engine's own final message (from its hook). When
+// the daemon reads idle before the engine takes input, the prompt is lost, its task closes idle
+// with no answer, and every eval row on that engine scores fail.
+func TestFreshMemberTakesFirstPrompt(t *testing.T) {
+	list := engineList(t)
+	w := newWorld(t, list, false)
+	const prompt = "Answer with the word after the marker. " + fakeapi.TriggerEcho + " ready"
+	for _, e := range list {
+		t.Run(e.Name, func(t *testing.T) {
+			t.Parallel()
+			w := w.on(t)
+			name := "first-" + e.Name
+			w.must(w.local, nil, append([]string{"herd", "start", e.Name, "--name", name}, dashArgs(w.args[e.Name])...)...)
+			defer w.run(context.Background(), w.local, nil, "herd", "kill", name)
+			w.must(w.local, nil, "herd", "wait", name, "--state", "idle", "--timeout", fmt.Sprint(int((e.StartTimeout + time.Minute).Seconds())))
+			var p struct {
+				Task    string `json:"task"`
+				Outcome string `json:"outcome"`
+				State   string `json:"state"`
+			}
+			out := w.must(w.local, nil, "herd", "prompt", name, prompt, "--wait", "--state", "done,idle,blocked", "--timeout", "3m", "--json")
+			if err := json.Unmarshal([]byte(out), &p); err != nil || p.Task == "" {
+				t.Fatalf("mosh herd prompt --wait --json printed %q (%v): want the task id", out, err)
+			}
+			var task struct {
+				State    string `json:"state"`
+				Artifact *struct {
+					Text   string `json:"text"`
+					Source string `json:"source"`
+				} `json:"artifact"`
+			}
+			out = w.must(w.local, nil, "herd", "task", p.Task, "--json")
+			if err := json.Unmarshal([]byte(out), &task); err != nil {
+				t.Fatal(err)
+			}
+			want := fakeapi.EchoPrefix + "ready"
+			if task.Artifact == nil || task.Artifact.Source != "hook" || strings.TrimSpace(task.Artifact.Text) != want {
+				served := false
+				for _, r := range w.fake.Requests() {
+					served = served || strings.Contains(r.Prompt, prompt)
+				}
+				t.Errorf("%s: the first prompt after `wait --state idle` ended %s/%s (task %s) with artifact %s; want the hook's final message %q (the fake model was asked: %t)\n%s",
+					e.Name, p.Outcome, task.State, p.Task, clip(fmt.Sprintf("%+v", task.Artifact), 400), want, served, out)
+			}
+		})
+	}
 }

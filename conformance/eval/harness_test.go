@@ -114,9 +114,10 @@ func engineList(t *testing.T) []*engines.Engine {
 	return out
 }
 
-// newWorld builds everything up to the eval: binaries, the fake API, both herds with the
-// engines configured and hooked, the remote member served and added as "far".
-func newWorld(t *testing.T, list []*engines.Engine) *world {
+// newWorld builds everything up to the eval: binaries, the fake API, the local herd with the
+// engines configured and hooked and, with remote, the remote herd whose member is served and
+// added as "far".
+func newWorld(t *testing.T, list []*engines.Engine, remote bool) *world {
 	cache := engines.CacheDir()
 	bins := map[string]string{}
 	for _, e := range list {
@@ -211,7 +212,9 @@ func newWorld(t *testing.T, list []*engines.Engine) *world {
 		}
 		w.remoteEngine = e
 	}
-	w.startRemote(ctx)
+	if remote {
+		w.startRemote(ctx)
+	}
 	return w
 }
 
