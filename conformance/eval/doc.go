@@ -40,6 +40,16 @@
 // directory first on PATH, next to the mosh built from ./cmd/mosh, so the daemon finds them from
 // the engines table and the hooks run this build.
 //
+// TestEvalRealEngines runs two evals: testdata/rows.jsonl over every named engine and @far
+// (--isolated, threshold 0.5: exit 4 when an engine that asks before its shell tool is named,
+// since it scores 2/5), then testdata/agent.jsonl with --agent (threshold 1: every row passes,
+// exit 0). Both check every row's outcome and exact answer (the hook's final message, never the
+// screen), each engine's summary, the exit code, the JUnit file, that no row's worktree is left
+// and no row's member is left running. TestFreshMemberTakesFirstPrompt is the eval's premise on
+// its own, per engine: start a member, `wait --state idle`, `prompt --wait`, and the task's
+// artifact is the engine's final message; when it fails, the daemon read idle before the engine
+// took input (the typed prompt was lost) and the eval's rows on that engine cannot pass.
+//
 // The suite is gated like conformance/engines: without MOSH_ENGINES it skips; MOSH_ENGINES=
 // claude,codex,opencode,pi (or all) names the engines, and one named that is not installed (run
 // conformance/engines/install.sh) or cannot run FAILS. Knobs:

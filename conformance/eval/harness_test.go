@@ -138,15 +138,9 @@ func newWorld(t *testing.T, list []*engines.Engine, remote bool) *world {
 	}
 	t.Logf("reports, the fake API's log and the daemons' logs go to %s", out)
 
-	mosh := os.Getenv("MOSH_ENGINES_MOSH")
-	if mosh == "" {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		var err error
-		mosh, err = engines.BuildMosh(ctx, t.TempDir())
-		cancel()
-		if err != nil {
-			t.Fatal(err)
-		}
+	mosh, err := buildOnce()
+	if err != nil {
+		t.Fatal(err)
 	}
 
 	apiLog, err := os.Create(filepath.Join(out, "api.log"))
@@ -216,6 +210,45 @@ func newWorld(t *testing.T, list []*engines.Engine, remote bool) *world {
 		w.startRemote(ctx)
 	}
 	return w
+}
+
+var (
+	buildMu  sync.Mutex
+	builtDir string // removed by TestMain
+	built    string
+)
+
+// buildOnce builds ./cmd/mosh once for every test of the package (or takes MOSH_ENGINES_MOSH).
+func buildOnce() (string, error) {
+	if p := os.Getenv("MOSH_ENGINES_MOSH"); p != "" {
+		return p, nil
+	}
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	if built != "" {
+		return built, nil
+	}
+	dir, err := os.MkdirTemp("", "mosh-eval-bin-")
+	if err != nil {
+		return "", err
+	}
+	builtDir = dir
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	p, err := engines.BuildMosh(ctx, dir)
+	if err != nil {
+		return "", err
+	}
+	built = p
+	return p, nil
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if builtDir != "" {
+		_ = os.RemoveAll(builtDir)
+	}
+	os.Exit(code)
 }
 
 // gitRepo makes dir a git repository with one commit (what --isolated makes worktrees of).
