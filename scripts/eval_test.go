@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/mosh-dev/mosh/herd"
+	"github.com/mosh-dev/mosh/herd/remote/remotetest"
 )
 
 // evalReport is the --json report (schemaVersion 1), as a consumer reads it.
@@ -619,7 +620,10 @@ func TestEvalRepeatMarksFlaky(t *testing.T) {
 // beside it in one eval.
 func TestEvalExistingMemberInSequence(t *testing.T) {
 	e := newEval(t)
-	e.expect(0, "herd", "start", "claude", "--name", "m1")
+	// A turn long enough that the previous turn's done screen is never the whole picture after a
+	// prompt (with 1 ms turns the daemon can close a hook engine's task on that screen: see the
+	// eval branch's report).
+	e.expect(0, "herd", "start", "claude", "--name", "m1", "--", "--turn", "300ms")
 	ds := e.dataset("ds.jsonl", fourRows)
 	r, _ := e.eval(e.dir, 4, "--dataset", ds, "--engines", "claude,@m1", "--concurrency", "4")
 	if en := r.engine(t, "@m1"); en.Passed != 2 || en.Failed != 2 || *en.Score != 0.5 {
@@ -805,5 +809,49 @@ func TestEvalInterruptKillsItsMembers(t *testing.T) {
 	}
 	if left := e.members(); len(left) != 0 {
 		t.Fatalf("members left: %v", left)
+	}
+}
+
+// A daemon that cannot start is infrastructure: exit 5, for fresh engines and @members alike.
+func TestEvalDaemonUnreachableExits5(t *testing.T) {
+	e := newEval(t)
+	e.write("broken/herd", "a file where the herd directory goes\n", 0o644)
+	ds := e.dataset("ds.jsonl", fourRows)
+	env := append([]string{}, e.env...)
+	for i, kv := range env {
+		if strings.HasPrefix(kv, "MOSH_HOME=") {
+			env[i] = "MOSH_HOME=" + e.path("broken")
+		}
+	}
+	for _, engines := range []string{"claude", "@m1"} {
+		cmd := exec.Command(bins.mosh, "herd", "eval", "--dataset", ds, "--engines", engines)
+		cmd.Env, cmd.Dir = env, e.dir
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 5 {
+			t.Errorf("--engines %s with no daemon: %v\n%s", engines, err, out)
+		}
+	}
+}
+
+// A remote member (an agent over HTTP registered with `herd remote add`) is evaluated beside a
+// local engine in one eval: its answer is its reply, scored the same way.
+func TestEvalRemoteMember(t *testing.T) {
+	e := newEval(t)
+	fn := remotetest.NewRun(t, remotetest.Options{Token: "tok-1"})
+	e.env = append(e.env, "MOSH_REMOTE_FN_TOKEN=tok-1")
+	e.expect(0, "herd", "remote", "add", "fn", fn.URL, "--kind", "run")
+	ds := e.dataset("ds.jsonl", fourRows)
+	r, _ := e.eval(e.dir, 4, "--dataset", ds, "--engines", "claude,@fn", "--concurrency", "4")
+	for _, spec := range []string{"claude", "@fn"} {
+		if en := r.engine(t, spec); en.Passed != 2 || en.Failed != 2 || *en.Score != 0.5 {
+			t.Errorf("%s: %+v", spec, en)
+		}
+	}
+	if row := r.row(t, "@fn", "four"); row.Answer != "echo: the answer is 4" || *row.Member != "fn" || row.TaskID == nil {
+		t.Errorf("@fn row: %+v", row)
+	}
+	if left := e.members(); len(left) != 1 || left[0] != "fn" {
+		t.Errorf("the remote member stays registered, the local ones are killed: %v", left)
 	}
 }
