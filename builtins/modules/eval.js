@@ -303,12 +303,22 @@ export function shellSplit(s) {
 
 const shq = (s) => "'" + String(s).replace(/'/g, `'\\''`) + "'"
 
+// git's worktree add/remove/prune are not safe at once in one repository: an add reads another's
+// half-written .git/worktrees/NAME ("fatal: failed to read …/commondir"), so rows running at
+// once (--concurrency, --isolated) take turns for them here.
+let worktreeTurn = Promise.resolve()
+function inTurn(f) {
+  const run = worktreeTurn.then(f, f)
+  worktreeTurn = run.catch(() => {})
+  return run
+}
+
 // addWorktree makes a fresh detached worktree of repo's HEAD in a new temporary directory.
 export async function addWorktree(repo, label = "row") {
   const tmp = await sh(["mktemp", "-d", `${env.TMPDIR || "/tmp"}/mosh-eval-XXXXXX`])
   if (!tmp.ok) throw new Error(`cannot make a temporary directory: ${tmp.stderr.trim()}`)
   const dir = `${tmp.stdout.trim()}/${label.replace(/[^A-Za-z0-9._-]/g, "_") || "row"}`
-  const r = await sh(["git", "-C", repo, "worktree", "add", "--detach", dir, "HEAD"])
+  const r = await inTurn(() => sh(["git", "-C", repo, "worktree", "add", "--detach", dir, "HEAD"]))
   if (!r.ok) {
     await sh(["rm", "-rf", tmp.stdout.trim()])
     throw new Error(`git worktree add failed: ${(r.stderr || r.stdout).trim()}`)
@@ -318,9 +328,9 @@ export async function addWorktree(repo, label = "row") {
 
 // removeWorktree removes a worktree addWorktree made, and its temporary directory.
 export async function removeWorktree(repo, dir) {
-  const r = await sh(["git", "-C", repo, "worktree", "remove", "--force", dir])
+  const r = await inTurn(() => sh(["git", "-C", repo, "worktree", "remove", "--force", dir]))
   await sh(["rm", "-rf", dir.slice(0, dir.lastIndexOf("/"))])
-  if (!r.ok) await sh(["git", "-C", repo, "worktree", "prune"])
+  if (!r.ok) await inTurn(() => sh(["git", "-C", repo, "worktree", "prune"]))
   return r.ok
 }
 

@@ -244,6 +244,11 @@ var claude = &Engine{
 		if err := writeJSON(filepath.Join(env.Home, ".claude.json"), cfg); err != nil {
 			return nil, nil, err
 		}
+		// With --dangerously-skip-permissions (a herd member started --agent) it first asks to
+		// accept bypass mode in a menu, unless the user settings already did.
+		if err := writeJSON(filepath.Join(env.Home, ".claude", "settings.json"), map[string]any{"skipDangerousModePermissionPrompt": true}); err != nil {
+			return nil, nil, err
+		}
 		return []string{"--permission-mode", "default"}, []string{
 			"ANTHROPIC_BASE_URL=" + env.APIURL,
 			"ANTHROPIC_API_KEY=" + fakeKey,

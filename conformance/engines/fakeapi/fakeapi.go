@@ -288,6 +288,9 @@ func (s *Server) plan(c conversation) turn {
 		return turn{kind: KindFinal, chunks: []string{"Tool finished; ", "the fake model is done."}}
 	}
 	kind := chooseKind(c.prompt)
+	if extra, ok := extraTurns[kind]; ok { // write.go
+		return extra(c)
+	}
 	switch kind {
 	case KindSlow:
 		chunks := make([]string, SlowChunks)
