@@ -58,6 +58,7 @@
 //	MOSH_ENGINES_MOSH=PATH     use this mosh binary instead of building ./cmd/mosh
 //	MOSH_EVAL_OUT=DIR          where the reports, the fake API's log and the daemons' logs go
 //	MOSH_EVAL_REMOTE=ENGINE    the remote member's engine (default: pi when named, else the first)
+//
 // CI does not set MOSH_EVAL_ENGINES yet: the suite fails today on faults it found in the herd,
 // which are open (Codex's prompt typed while its header still says loading and lost; Claude
 // Code's title read idle before its screen takes input, under load; a screen "done" closing a
