@@ -103,7 +103,35 @@ export function expectMatches(expect: string, answer: string): boolean;
 /** Read "a.b[0].c" (a leading "$." is allowed) from a value; undefined when absent. */
 export function jsonPath(value: unknown, path: string): any;
 /** Apply a case's expect and assertions to an answer. */
-export function score(c: Case, answer: string, opts?: { cwd?: string }): Promise<Score>;`
+export function score(c: Case, answer: string, opts?: { cwd?: string }): Promise<Score>;
+/** The outcomes a row can have. */
+export const OUTCOMES: string[];
+/** Split a shell-quoted argument string into words (quotes and backslashes as sh does); throws on an open quote. */
+export function shellSplit(s: string): string[];
+/** Add a git worktree of repo for one row; resolves its directory. */
+export function addWorktree(repo: string, label?: string): Promise<string>;
+/** Remove a worktree addWorktree made. */
+export function removeWorktree(repo: string, dir: string): Promise<void>;
+/** The top of the git repository holding dir. */
+export function repoRoot(dir: string): Promise<string>;
+/** The prompt the judge is given for a case's rubric and an answer. */
+export function judgePrompt(c: Case, answer: string): string;
+/** Ask the judge to score an answer against the case's rubric: {score, why}; one retry, then unscorable. */
+export function judge(c: Case, answer: string, opts?: { [key: string]: any }): Promise<any>;
+/** Score an answer: assertions, then the judge for a rubric; resolves {outcome, score, results, judge?}. */
+export function grade(c: Case, answer: string, opts?: { [key: string]: any }): Promise<any>;
+/** Run one case on a fresh member of an engine or on an existing @member; resolves the report's row. */
+export function runRow(c: Case, opts?: { [key: string]: any }): Promise<any>;
+/** The median of a list of numbers (null for none). */
+export function median(xs: number[]): number | null;
+/** The report's per-engine summaries for rows at a threshold. */
+export function summarize(rows: any[], engines: string[], threshold?: number): any[];
+/** Escape text for XML content and attributes. */
+export function xmlEscape(s: string): string;
+/** The JUnit XML of an eval report. */
+export function junit(report: any): string;
+/** One line saying why a row ended as it did. */
+export function rowMessage(r: any): string;`
 
 func parseCSV(text string) (any, error) {
 	r := csv.NewReader(strings.NewReader(strings.TrimPrefix(text, "\ufeff")))

@@ -33,6 +33,7 @@ type askResult struct {
 func init() {
 	Register(&Verb{
 		Name: "herdAsk", Group: "herd", SideEffect: true, Async: true,
+		Params: "name: string, text: string, opts?: { states?: string[]; timeout?: number | string; answer?: boolean }", Result: askResult{},
 		Usage:   "herdAsk(name, text, {states, timeout, answer})",
 		Summary: "prompt a member and wait for that prompt's turn → a promise of {ok, task, outcome, state, exitCode?, taskState?}",
 		Detail: "The CLI's `mosh herd prompt NAME TEXT --wait`. states default to blocked, done and idle; timeout is ms or a\n" +

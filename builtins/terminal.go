@@ -14,6 +14,7 @@ import (
 func init() {
 	Register(&Verb{
 		Name: "isTerminal", Usage: `isTerminal("stdout" | "stderr")`, Read: true,
+		Params: `stream?: "stdout" | "stderr"`, Result: TSType("boolean"),
 		Summary: "whether the script's stdout or stderr is a terminal (false when redirected, piped or captured)",
 		Detail:  "A terminal is where a progress line may redraw itself; off a terminal print plain lines.\nNO_COLOR and CI are the script's to read from env.",
 		Bind: func(c *Call) (Action, error) {
