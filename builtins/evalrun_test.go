@@ -19,11 +19,11 @@ try { isTerminal("stdin") } catch (e) { console.log(e.message) }`, Config{Stderr
 // herdEngine reads the engines table (aliases resolve): what herdStart would launch.
 func TestHerdEngine(t *testing.T) {
 	home := t.TempDir()
-	r := run(t, `const e = herdEngine("cc")
+	r := run(t, `const e = await herdEngine("cc")
 console.log(e.name, e.bin, JSON.stringify(e.agentArgs), e.headless, e.hooks)
-const x = herdEngine("codex")
+const x = await herdEngine("codex")
 console.log(x.name, x.agentArgs.includes("--dangerously-bypass-approvals-and-sandbox"))
-console.log(herdEngine("nosuch"))`, Config{Env: map[string]string{"HOME": home, "MOSH_HOME": home}})
+console.log(await herdEngine("nosuch"))`, Config{Env: map[string]string{"HOME": home, "MOSH_HOME": home}})
 	expectOut(t, r, `claude claude ["--dangerously-skip-permissions"] true true`+"\ncodex true\nnull\n")
 }
 
@@ -119,7 +119,7 @@ console.log(junit({engines, rows}))
 func TestHerdAskAgainstADaemon(t *testing.T) {
 	env := herdDaemon(t)
 	r := runCtx(t, context.Background(), `
-const q = herdRun(["/bin/sh", "-c", "read x; exit 7"], {name: "crash"})
+const q = await herdRun(["/bin/sh", "-c", "read x; exit 7"], {name: "crash"})
 if (!q.ok) throw new Error("herdRun: " + q.error)
 const a = await herdAsk("crash", "go", {states: ["done"], timeout: "60s"})
 console.log("crash", a.ok, typeof a.task, a.outcome, a.exitCode)

@@ -171,6 +171,7 @@ func TestHerdBuiltinsNeverBlockTheLoop(t *testing.T) {
 		{"herdList", herd.MethodList, `herdList()`},
 		{"herdRead", herd.MethodRead, `herdRead("api")`},
 		{"herdPrompt", herd.MethodPrompt, `herdPrompt("api", "hi")`},
+		{"herdAsk", herd.MethodPrompt, `herdAsk("api", "hi")`},
 		{"herdStart", herd.MethodStart, `herdStart("claude", {name: "api"})`},
 		{"herdRun", herd.MethodRun, `herdRun("cat", {name: "api"})`},
 		{"herdKill", herd.MethodKill, `herdKill("api")`},
@@ -181,7 +182,8 @@ func TestHerdBuiltinsNeverBlockTheLoop(t *testing.T) {
 		{"herdRemoteAdd", herd.MethodRemoteAdd, `herdRemoteAdd("far", "http://127.0.0.1:9/", {force: true})`},
 		{"herdRemoteRemove", herd.MethodRemoteRemove, `herdRemoteRemove("far")`},
 	}
-	covered := map[string]bool{"herdHookPlans": true} // reads the engines table, no daemon (see TestHerdRuleHoldsForEveryHerdVerb)
+	// herdHookPlans and herdEngine read the engines table, no daemon (see TestHerdRuleHoldsForEveryHerdVerb).
+	covered := map[string]bool{"herdHookPlans": true, "herdEngine": true}
 	for _, c := range calls {
 		covered[c.verb] = true
 	}

@@ -646,13 +646,13 @@ func TestHerdScriptPromptThenWaitSeesTheTurn(t *testing.T) {
 	}
 	script := filepath.Join(e.home, "turn.mosh")
 	src := fmt.Sprintf(`
-const r = herdRun([%q, "--turn", "700ms"], {name: "fe", engine: "claude"})
+const r = await herdRun([%q, "--turn", "700ms"], {name: "fe", engine: "claude"})
 if (!r.ok) throw new Error(r.error)
 console.log("ready", await herdWait("fe", {states: ["idle"], timeout: "30s"}))
 for (const word of ["alpha", "beta"]) {
-  herdPrompt("fe", "say", word)
+  await herdPrompt("fe", "say", word)
   const st = await herdWait("fe", {timeout: "60s"})
-  const screen = herdRead("fe", {lines: 40})
+  const screen = await herdRead("fe", {lines: 40})
   console.log(word, st, screen.includes("❯ say " + word), screen.includes("● say " + word))
 }
 `, e.fake)
@@ -677,21 +677,21 @@ func TestHerdScriptBuiltins(t *testing.T) {
 	e := newHerdEnv(t)
 	script := filepath.Join(e.home, "fan.mosh")
 	src := `
-const r = herdRun(["/bin/sh"], {name: "s1"})
+const r = await herdRun(["/bin/sh"], {name: "s1"})
 if (!r.ok) throw new Error("herdRun: " + r.error)
 console.log("run", r.name, typeof r.pid)
-const bad = herdRun("/bin/sh", {name: "s1"})
+const bad = await herdRun("/bin/sh", {name: "s1"})
 console.log("dup", bad.ok, bad.code)
-const p = herdPrompt("s1", "echo", "from-script-$((3*4))")
+const p = await herdPrompt("s1", "echo", "from-script-$((3*4))")
 console.log("prompt", p.ok)
-console.log("list", JSON.stringify(herdList().map(m => [m.name, m.alive])))
+console.log("list", JSON.stringify((await herdList()).map(m => [m.name, m.alive])))
 let screen = ""
 for (let i = 0; i < 300 && !screen.includes("from-script-12"); i++) {
-  screen = herdRead("s1", {lines: 10})
+  screen = await herdRead("s1", {lines: 10})
   await sleep(20)
 }
 console.log("read", screen.includes("from-script-12"))
-console.log("read-missing", JSON.stringify(herdRead("ghost")))
+console.log("read-missing", JSON.stringify(await herdRead("ghost")))
 // A prompt is a claim of working for at most 1.5 s (herd/state: Tracker.Prompted); after it
 // lapses a plain shell, which never draws a working marker, reads its screen again.
 await sleep(2500)
@@ -702,10 +702,10 @@ try {
   console.log("timeout", err.code, err.outcome)
 }
 console.log("nothrow", await herdWait("s1", {states: ["working"], timeout: 100, nothrow: true}))
-herdRun(["/bin/sh", "-c", "exec cat"], {name: "s2"})
+await herdRun(["/bin/sh", "-c", "exec cat"], {name: "s2"})
 console.log("winner", await herdWait(["s1", "s2"], {any: true, states: ["idle", "unknown"], timeout: "20s"}))
-console.log("keys", herdSendKeys("s2", "abc", "Enter").ok)
-console.log("kill", JSON.stringify(herdKill("s2")))
+console.log("keys", (await herdSendKeys("s2", "abc", "Enter")).ok)
+console.log("kill", JSON.stringify(await herdKill("s2")))
 console.log("gone", await herdWait("s2", {states: ["working"], timeout: "5s"}))
 try { herdPrompt("s1") } catch (err) { console.log("misuse", err.name, err.message.startsWith("herdPrompt(")) }
 try { herdWait("Bad") } catch (err) { console.log("misuse", err.name) }
@@ -739,10 +739,10 @@ try { herdWait("Bad") } catch (err) { console.log("misuse", err.name) }
 	// --dry-run narrates side effects and starts nothing.
 	dry := filepath.Join(e.home, "dry.mosh")
 	if err := os.WriteFile(dry, []byte(`
-const r = herdStart("claude", {name: "dryer"})
+const r = await herdStart("claude", {name: "dryer"})
 console.log("start", r.ok, r.dryRun, r.name)
 console.log("wait", await herdWait("dryer"))
-console.log("list", herdList().some(m => m.name == "dryer"))
+console.log("list", (await herdList()).some(m => m.name == "dryer"))
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
