@@ -9,7 +9,6 @@ import (
 
 	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
-	"github.com/mosh-dev/mosh/herd/remote"
 )
 
 // herdAsk is `mosh herd prompt NAME TEXT --wait` for scripts: the prompt and the wait for ITS
@@ -88,8 +87,7 @@ func init() {
 					out.Error, out.Code = errCode(err)
 					return out, nil
 				}
-				r, err := cl.Prompt(ctx, name, text, herd.PromptOptions{Answer: answer, Wait: true, States: states, Timeout: timeout,
-					Token: s.getenv(remote.TokenVar(name))})
+				r, err := cl.Prompt(ctx, name, text, herd.PromptOptions{Answer: answer, Wait: true, States: states, Timeout: timeout})
 				if r != nil && r.Task != "" {
 					out.Task = &r.Task
 				}
