@@ -2,6 +2,7 @@ package engines
 
 import (
 	"context"
+	"github.com/mosh-dev/mosh/conformance/internal/realengines"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,6 +27,7 @@ func TestEngines(t *testing.T) {
 	if spec == "" {
 		t.Skip("real-engine conformance is off: set MOSH_ENGINES=claude,codex (or all) after conformance/engines/install.sh")
 	}
+	realengines.Lock(t)
 	var engines []*Engine
 	if spec == "all" {
 		engines = Engines

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mosh-dev/mosh/conformance/internal/realengines"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -355,6 +356,7 @@ func (w *world) checkDelegation(answer string) {
 // it end to end; Claude's own output (--output-format json) is the answer, with no permission
 // denied. The host has a HOME of its own: the herd, its members and their hooks never see it.
 func TestRealClaudeDelegates(t *testing.T) {
+	realengines.Lock(t) // before its six-minute context starts
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	w := newWorld(t, ctx, func(h *engines.Herd) string { return filepath.Join(h.Root, "host") })
@@ -402,6 +404,7 @@ func orDefault(s, def string) string {
 // in the same herd. The host's answer is its own ledger task's artifact: the final message
 // Claude Code's Stop hook reported.
 func TestRealClaudeMemberDelegates(t *testing.T) {
+	realengines.Lock(t) // before its six-minute context starts
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	w := newWorld(t, ctx, func(h *engines.Herd) string { return h.Home })
