@@ -231,6 +231,22 @@ func writeJSON(path string, v any) error {
 	return writeFile(path, string(b)+"\n")
 }
 
+// mergeJSON sets keys in the JSON object at path, keeping the keys already there.
+func mergeJSON(path string, keys map[string]any) error {
+	cur := map[string]any{}
+	if b, err := os.ReadFile(path); err == nil {
+		if err := json.Unmarshal(b, &cur); err != nil {
+			return fmt.Errorf("%s is not a JSON object: %v", path, err)
+		}
+	} else if !os.IsNotExist(err) {
+		return err
+	}
+	for k, v := range keys {
+		cur[k] = v
+	}
+	return writeJSON(path, cur)
+}
+
 var claude = &Engine{
 	Name: "claude", Package: "@anthropic-ai/claude-code", Version: "2.1.332", Bin: "claude",
 	Setup: func(env SetupEnv) ([]string, []string, error) {
@@ -246,7 +262,9 @@ var claude = &Engine{
 		}
 		// With --dangerously-skip-permissions (a herd member started --agent) it first asks to
 		// accept bypass mode in a menu, unless the user settings already did.
-		if err := writeJSON(filepath.Join(env.Home, ".claude", "settings.json"), map[string]any{"skipDangerousModePermissionPrompt": true}); err != nil {
+		// Merged into what is there: the herd's hooks may already be installed in this file
+		// (overwriting it once silently cost a member every hook report).
+		if err := mergeJSON(filepath.Join(env.Home, ".claude", "settings.json"), map[string]any{"skipDangerousModePermissionPrompt": true}); err != nil {
 			return nil, nil, err
 		}
 		return []string{"--permission-mode", "default"}, []string{

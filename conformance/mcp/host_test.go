@@ -103,11 +103,6 @@ func newWorld(t *testing.T, ctx context.Context, hostHome func(h *engines.Herd) 
 		t.Fatal(err)
 	}
 	w.h = newHerd(t)
-	// The herd's HOME gets the herd's Claude hooks: the fake engine fires Stop with its final
-	// message, which the ledger keeps as the task's artifact.
-	if out, _, err := w.h.InstallHooks(ctx, "claude"); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
 	if err := w.h.StartDaemon(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -134,6 +129,12 @@ func newWorld(t *testing.T, ctx context.Context, hostHome func(h *engines.Herd) 
 	w.claudeCfg = hostHome(w.h)
 	if _, w.claudeEnv, err = eng.Setup(engines.SetupEnv{Home: w.claudeCfg, Project: w.h.Project, APIURL: srv.URL, Model: "claude-opus-5-5", Cache: engines.CacheDir()}); err != nil {
 		t.Fatal(err)
+	}
+	// The herd's HOME gets the herd's Claude hooks, after the engine's setup wrote its settings
+	// there: the fake engine and a Claude Code member fire Stop with their final message, which
+	// the ledger keeps as the task's artifact.
+	if out, _, err := w.h.InstallHooks(ctx, "claude"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
 	}
 	// The MCP server runs with the herd's environment laid over the host's (Claude Code merges
 	// the config's env into its own): HOME, MOSH_HOME and PATH (bin/claude is the fake engine).
