@@ -208,6 +208,27 @@ func (s *Store) writeKept(op string, fn, kept func(tx *sql.Tx) error) error {
 	return s.submit(&writeReq{op: op, fn: fn, kept: kept, done: make(chan error, 1)})
 }
 
+// FlushKept tries now to write what waits in memory (rather than at the retry timer), so a read
+// that follows sees it; it reports whether nothing waits any more. Cheap when nothing waits.
+func (s *Store) FlushKept(ctx context.Context) bool {
+	if s.WriteHealth().Kept == 0 {
+		return true
+	}
+	s.qmu.Lock()
+	closed := s.closed
+	s.qmu.Unlock()
+	if closed {
+		return false
+	}
+	select {
+	case s.token <- struct{}{}:
+	case <-ctx.Done():
+		return false
+	}
+	defer func() { <-s.token }()
+	return s.flushKept()
+}
+
 // CheckWrite proves the database takes writes: after any writes kept in memory, a real write
 // transaction on the store's own writer connection creates a scratch table and fills it with a
 // page-spanning row (so SQLite must find room for new pages), then rolls back. A full disk (as

@@ -103,6 +103,12 @@ type config struct {
 	// (Claude ~100 ms).
 	menuDelay time.Duration
 	menuDeaf  time.Duration
+	// stopDelay: the Stop hook fires this long after the turn's done is drawn (a hook process
+	// that lags on a loaded machine). takeDelay: after Enter the prompt sits in the input box,
+	// under the previous turn's done line, this long before the turn starts (an engine still
+	// finishing its last turn); only a prompt that says "hold".
+	stopDelay time.Duration
+	takeDelay time.Duration
 	// escTwice: OpenCode's Esc. The first press while working only arms
 	// ("esc again to interrupt", 5 s); a second press interrupts. Escapes
 	// read in one read count as one press.
@@ -140,6 +146,8 @@ func parseFlags(args []string) (config, error) {
 	fs.BoolVar(&c.restoreOnEsc, "restore-on-esc", os.Getenv("FAKEENGINE_RESTORE_ON_ESC") == "1", "an Escape interrupt puts the prompt back into the input box")
 	durationFlag(fs, &c.menuDelay, "menu-delay", 0, "how long a dialog's hook fires before the dialog is drawn")
 	durationFlag(fs, &c.menuDeaf, "menu-deaf", 0, "how long keys are ignored after a dialog is drawn")
+	durationFlag(fs, &c.stopDelay, "stop-delay", 0, "how long after the turn's done is drawn the Stop hook fires")
+	durationFlag(fs, &c.takeDelay, "take-delay", 0, "how long a submitted prompt that says hold sits in the input box before its turn starts")
 	fs.BoolVar(&c.escTwice, "esc-twice", os.Getenv("FAKEENGINE_ESC_TWICE") == "1", "OpenCode's Esc: a second press interrupts; Escapes in one read are one press")
 	fs.BoolVar(&c.headless, "headless", false, "run as a nested engine started by a tool: report a turn through the hooks and exit")
 	if err := fs.Parse(ownArgs(fs, args)); err != nil {
@@ -243,6 +251,7 @@ func runHeadless(cfg config) int {
 // input, timers and signals send closures to events.
 type engine struct {
 	cfg        config
+	taking     bool // --take-delay: a submitted prompt waits in the input box
 	events     chan func()
 	cols, rows int
 	cwd        string
@@ -481,8 +490,22 @@ func (e *engine) onKey(key string) {
 				e.end("prompt_input_exit")
 			}
 		case "enter":
-			if e.mode == modeIdle && strings.TrimSpace(string(e.input)) != "" {
+			if e.mode == modeIdle && strings.TrimSpace(string(e.input)) != "" && !e.taking {
 				text := string(e.input)
+				if e.cfg.takeDelay > 0 && strings.Contains(text, "hold") {
+					// --take-delay: the text stays in the box, the old done line above it.
+					e.taking = true
+					time.AfterFunc(e.cfg.takeDelay, func() {
+						e.events <- func() {
+							e.taking = false
+							if !e.quit {
+								e.input = nil
+								e.submit(text)
+							}
+						}
+					})
+					return
+				}
 				e.input = nil
 				e.submit(text)
 			}
@@ -907,8 +930,20 @@ func (e *engine) finish(reply string) {
 	elapsed := time.Since(e.started)
 	e.turn++
 	e.stopWorking(modeIdle)
-	e.fire("Stop", map[string]any{"stop_hook_active": false, "last_assistant_message": reply,
-		"background_tasks": []any{}, "session_crons": []any{}})
+	stop := map[string]any{"stop_hook_active": false, "last_assistant_message": reply,
+		"background_tasks": []any{}, "session_crons": []any{}}
+	if e.cfg.stopDelay > 0 {
+		// --stop-delay: the done screen first, the Stop hook's report later.
+		defer time.AfterFunc(e.cfg.stopDelay, func() {
+			e.events <- func() {
+				if !e.quit {
+					e.fire("Stop", stop)
+				}
+			}
+		})
+	} else {
+		e.fire("Stop", stop)
+	}
 	e.add(e.reply(reply)...)
 	if done := e.cfg.st.doneLine(e.turn, elapsed, time.Now()); done != "" {
 		e.add("", done, "")

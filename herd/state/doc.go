@@ -80,8 +80,9 @@
 // 300), menuSettleMs (pause after a dialog appears before an answer is
 // typed, default 50 ms; Claude 150) and menuWaitMs (how long an answer to a
 // member a hook reports blocked waits for the question to reach the screen,
-// default 5 s) are engines-table data the daemon reads (Engine.KeyGap,
-// MenuSettle, MenuWait).
+// default 5 s) and hookGraceMs (how long a task the screen ended waits for
+// the engine's done hook, default 3 s) are engines-table data the daemon
+// reads (Engine.KeyGap, MenuSettle, MenuWait, HookGrace).
 //
 // # Fusion (Tracker)
 //

@@ -1,9 +1,11 @@
 package state
 
 import (
+	"bytes"
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -85,6 +87,11 @@ type Engine struct {
 	// DefaultMenuWaitMs): the hook fires before the engine draws its menu
 	// (Claude ~0.5 s, Codex ~1 s), and a key sent before is lost.
 	MenuWaitMs int `json:"menuWaitMs,omitempty"`
+	// HookGraceMs is how long a task whose turn the screen ended waits for
+	// the engine's done hook (0 = DefaultHookGraceMs), when the engine's
+	// hooks report or are installed: the hook is a process started after the
+	// turn, and its report carries the engine's own final message.
+	HookGraceMs int `json:"hookGraceMs,omitempty"`
 	// VerifiedVersion is the engine version the entry's rules and hooks were
 	// checked against (conformance/engines/install.sh pins, facts/engines.md);
 	// "" = from the engine's documentation only, never run.
@@ -193,6 +200,9 @@ const (
 	// DefaultMenuWaitMs bounds the wait for a hook-reported question to
 	// appear on screen before an answer is typed.
 	DefaultMenuWaitMs = 5000
+	// DefaultHookGraceMs bounds the wait for a done hook after the screen's
+	// done: seconds late on a loaded machine.
+	DefaultHookGraceMs = 3000
 )
 
 func msOr(v, def int) time.Duration {
@@ -217,6 +227,15 @@ func (e *Engine) MenuSettle() time.Duration {
 		return msOr(0, DefaultMenuSettleMs)
 	}
 	return msOr(e.MenuSettleMs, DefaultMenuSettleMs)
+}
+
+// HookGrace bounds the wait for the engine's done hook after the screen
+// ended a turn.
+func (e *Engine) HookGrace() time.Duration {
+	if e == nil {
+		return msOr(0, DefaultHookGraceMs)
+	}
+	return msOr(e.HookGraceMs, DefaultHookGraceMs)
 }
 
 // MenuWait bounds the wait for a hook-reported question to reach the
@@ -275,6 +294,11 @@ type HookEvent struct {
 	Matcher string `json:"matcher,omitempty"`
 	State   State  `json:"state"`
 	Kind    Kind   `json:"kind,omitempty"`
+	// TurnStart marks the event the engine fires when it takes a prompt up (Claude's and
+	// Codex's UserPromptSubmit, pi's agent_start): for a member whose hooks report, only this
+	// event says a typed prompt was taken up — a tool hook still arriving from the previous
+	// turn does not.
+	TurnStart bool `json:"turnStart,omitempty"`
 }
 
 // Problem is something wrong with a user override file. `herd doctor` lists
@@ -374,7 +398,7 @@ func (t *Table) finish(e *Engine, user bool) {
 	for _, f := range []struct {
 		name string
 		v    *int
-	}{{"keyGapMs", &e.KeyGapMs}, {"menuSettleMs", &e.MenuSettleMs}, {"menuWaitMs", &e.MenuWaitMs}} {
+	}{{"keyGapMs", &e.KeyGapMs}, {"menuSettleMs", &e.MenuSettleMs}, {"menuWaitMs", &e.MenuWaitMs}, {"hookGraceMs", &e.HookGraceMs}} {
 		if *f.v < 0 {
 			if !user {
 				panic("state: embedded " + f.name + " of " + e.Name + " is negative")
@@ -557,6 +581,65 @@ func (t *Table) payloadKind(e *Engine, ev hookEvent) Kind {
 		}
 	}
 	return NoKind
+}
+
+// TurnStart says whether a hook payload is an engine's turn-start event (a hook event marked
+// turnStart in the member's engine's spec first, then every other engine's, by the payload's
+// hook_event_name).
+func (t *Table) TurnStart(engine string, payload []byte) bool {
+	name := payloadEvent(payload)
+	if name == "" {
+		return false
+	}
+	e, _ := t.Lookup(engine)
+	for _, s := range t.hookSpecs(e) {
+		for _, ev := range s.Events {
+			if ev.Event == name {
+				return ev.TurnStart
+			}
+		}
+	}
+	return false
+}
+
+// payloadEvent is a hook payload's hook_event_name ("" when it has none).
+func payloadEvent(payload []byte) string {
+	if len(payload) == 0 {
+		return ""
+	}
+	var ev struct {
+		Name string `json:"hook_event_name"`
+	}
+	if json.Unmarshal(payload, &ev) != nil {
+		return ""
+	}
+	return ev.Name
+}
+
+// HooksInstalled says whether the herd's hooks are installed for this engine in the hook file
+// under home (its "~/"): the file holds a herd hook command or is a herd plugin file. A member
+// whose engine has them is expected to report its turns, so the daemon waits a grace for the
+// engine's own done before it ends a task on the screen's word.
+func (e *Engine) HooksInstalled(home string) bool {
+	if e == nil || e.Hooks == nil || e.Hooks.File == "" {
+		return false
+	}
+	path := e.Hooks.File
+	if strings.HasPrefix(path, "~/") {
+		if home == "" {
+			return false
+		}
+		path = home + path[1:]
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, 1<<20))
+	// In a JSON settings file the marker's quotes are escaped.
+	quoted, _ := json.Marshal(HookMarker)
+	return bytes.Contains(b, []byte(HookMarker)) || bytes.Contains(b, quoted[1:len(quoted)-1]) || bytes.HasPrefix(b, []byte(FileMarker))
 }
 
 // FinalMessage extracts the engine's own final message from a hook payload

@@ -27,6 +27,8 @@ type engineSpec struct {
 	// KeyGap, MenuSettle, MenuWait); zero for a program the table does not know means the
 	// table's defaults.
 	KeyGap, MenuSettle, MenuWait time.Duration
+	// HookGrace: how long a task the screen ended waits for the engine's done hook.
+	HookGrace time.Duration
 	// Hooks: the engine has a hook spec, so a hook may report a question before the screen
 	// shows it (answers wait for it, answer.go).
 	Hooks bool
@@ -35,6 +37,7 @@ type engineSpec struct {
 func (s engineSpec) keyGap() time.Duration     { return durOr(s.KeyGap, state.DefaultKeyGapMs) }
 func (s engineSpec) menuSettle() time.Duration { return durOr(s.MenuSettle, state.DefaultMenuSettleMs) }
 func (s engineSpec) menuWait() time.Duration   { return durOr(s.MenuWait, state.DefaultMenuWaitMs) }
+func (s engineSpec) hookGrace() time.Duration  { return durOr(s.HookGrace, state.DefaultHookGraceMs) }
 
 func durOr(d time.Duration, defMs int) time.Duration {
 	if d > 0 {

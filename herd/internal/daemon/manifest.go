@@ -53,6 +53,8 @@ type taskLedger interface {
 	RecordBatch(items []ledger.BatchItem) ([]error, error)
 	Check(ctx context.Context) error
 	CheckWrite(ctx context.Context) error
+	// FlushKept writes what waits in memory now, if the database takes it (ledger.Store.FlushKept).
+	FlushKept(ctx context.Context) bool
 	WriteHealth() ledger.WriteHealth
 
 	Tasks(f ledger.TaskFilter) ([]ledger.Task, error)

@@ -96,6 +96,12 @@ type member struct {
 	typing  string // the task id being typed, "" when none ("-" while its id is unknown)
 	killing bool   // kill is ending the process: its open task ends canceled, not failed
 	hooked  bool   // the engine has reported a hook: its own word says when it took a prompt up
+	// hooksInstalled: the herd's hooks are installed for the member's engine in its HOME, so its
+	// turns' ends are expected from a hook (tasks_record.go). Set at start.
+	hooksInstalled bool
+	// staleHook: the hook report being applied belongs to the task before the running one
+	// (hookArrived sets it, hReport clears it).
+	staleHook bool
 
 	// ignored are the last reports not applied (reporter.go), for explain.
 	ignored []herd.IgnoredReport
@@ -162,6 +168,11 @@ func (d *daemon) startMember(ls launchSpec) (*member, error) {
 		reading: herd.Reading{State: herd.StateUnknown, Authority: herd.AuthorityScreen},
 	}
 	m.kind = ptyMember{m}
+	if ls.spec.Hooks {
+		if e, ok := d.engines.Table().Lookup(ls.engine); ok {
+			m.hooksInstalled = e.HooksInstalled(envHome(ls.env))
+		}
+	}
 	m.trk = d.engines.NewTracker(ls.engine, func() { d.refresh(m, false) })
 	m.scr = screen.New(cols, rows, screen.Options{History: herd.HistoryLines, OnReply: m.writeReply, OnSettled: m.onSettled, OnRest: d.releaseMemoryAtRest})
 
@@ -412,4 +423,18 @@ func (p ptyMember) terminate() {
 	_ = syscall.Kill(-m.pid, syscall.SIGKILL)
 	_ = syscall.Kill(m.pid, syscall.SIGKILL)
 	<-m.exitDone
+}
+
+// envHome is the HOME the member runs with: the caller's, else the daemon's.
+func envHome(env []string) string {
+	home := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
+			home = v
+		}
+	}
+	if home == "" {
+		home = os.Getenv("HOME")
+	}
+	return home
 }

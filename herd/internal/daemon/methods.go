@@ -814,7 +814,8 @@ func hReport(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 	now := time.Now()
 	// Taken before the tracker sees the report: its change callback may close the task, and a
 	// Stop payload's last_assistant_message is that task's artifact.
-	sc.d.hookFinal(m, p.Payload)
+	sc.d.hookArrived(m, p.Payload)
+	defer sc.d.withState(func() { m.staleHook = false })
 	if err := m.trk.Report(state, kind, ttl, p.Payload, now); err != nil {
 		if errors.Is(err, errReportIgnored) {
 			sc.d.state.lock()

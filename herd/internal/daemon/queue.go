@@ -205,6 +205,8 @@ func (p ptyMember) typeQueued(qp *queuedPrompt) {
 		}
 		// The artifact of the task is the answer to its latest message.
 		t.baseLines, t.baseHist, t.sawActive, t.final = baseLines, base, false, ""
+		t.started, t.screenActive = false, false
+		t.stopGrace()
 		d.state.unlock()
 	} else if err := d.startQueued(m, qp, baseLines, base); err != nil {
 		d.logger.Printf("queue: %s: cannot start %s: %v", m.name, qp.id, err)
@@ -228,7 +230,7 @@ func (d *daemon) startQueued(m *member, qp *queuedPrompt, baseLines []string, ba
 	d.state.lock()
 	d.supersedeLocked(m, now)
 	t := &openTask{id: qp.id, baseHist: base, baseLines: baseLines}
-	m.task, m.lastClosed = t, nil
+	m.task = t
 	id := qp.id
 	// Queued on the member's ledger queue before any transition of the new task can be.
 	d.lw.postMust(m.name, func() { errc <- d.tasks.StartTask(id, now) })
@@ -253,13 +255,21 @@ func (d *daemon) supersedeLocked(m *member, now time.Time) {
 	}
 	m.task = nil
 	end := ledger.Transition{At: now, State: ledger.StateCanceled, Authority: herd.AuthorityRuntime, Note: "superseded by the next prompt"}
+	if old.endPending && (m.reading.State == herd.StateDone || m.reading.State == herd.StateIdle) {
+		// Its turn had ended on the screen, the engine's done hook still on its way: it ended,
+		// it was not cut short. A late final message still becomes its artifact (lastClosed).
+		end = ledger.Transition{At: now, State: m.reading.State, Authority: m.reading.Authority,
+			Note: "ended on the screen's word: the next prompt came before the engine's done hook"}
+	}
+	old.stopGrace()
 	art := d.artifactLocked(m, old)
+	m.lastClosed = &closedTask{id: old.id, hook: art.Source == ledger.SourceHook}
 	d.lw.post(m.name, func() {
 		if err := d.tasks.CloseTask(old.id, end, art); err != nil {
 			d.logger.Printf("ledger: close %s: %v", old.id, err)
 		}
 	})
-	d.bus.emitLocked(herd.Event{Type: eventTaskEnd, Name: m.name, State: m.reading.State, Task: old.id, TaskEnded: true, TaskState: ledger.StateCanceled, AtMs: now.UnixMilli()})
+	d.bus.emitLocked(herd.Event{Type: eventTaskEnd, Name: m.name, State: m.reading.State, Task: old.id, TaskEnded: true, TaskState: end.State, AtMs: now.UnixMilli()})
 }
 
 // clearInput empties the member's input line before a prompt is typed, with the engine's own

@@ -33,7 +33,7 @@ func (s stateEngines) Lookup(name string) (engineSpec, bool) {
 	}
 	return engineSpec{Key: e.Name, Bin: bin, AgentArgs: e.AgentArgs, ResumeArgs: e.ResumeArgs, LaunchArgs: e.LaunchArgs,
 		BracketedPaste: e.BracketedPaste, StripEnv: e.StripEnv, ClearInput: e.ClearInput, InputLeftover: e.InputLeftover,
-		KeyGap: e.KeyGap(), MenuSettle: e.MenuSettle(), MenuWait: e.MenuWait(), Hooks: e.Hooks != nil}, true
+		KeyGap: e.KeyGap(), MenuSettle: e.MenuSettle(), MenuWait: e.MenuWait(), HookGrace: e.HookGrace(), Hooks: e.Hooks != nil}, true
 }
 
 func (s stateEngines) Keys() []string { return s.t.Names() }

@@ -219,6 +219,8 @@ func hTasks(ctx context.Context, sc *serverConn, params json.RawMessage) (any, e
 	} else {
 		d.lw.flushAll()
 	}
+	// Writes the database refused earlier (kept in memory) land before the read, if they can now.
+	d.tasks.FlushKept(ctx)
 	f := ledger.TaskFilter{Member: p.Member, State: p.State, Since: msTime(p.SinceMs), Limit: p.Limit}
 	ts, err := d.tasks.Tasks(f)
 	if err != nil {
@@ -298,8 +300,10 @@ func hTask(ctx context.Context, sc *serverConn, params json.RawMessage) (any, er
 		return nil, err
 	}
 	if t.Open {
-		// The daemon may hold this task's next writes in its queue: let them land, then read again.
+		// The daemon may hold this task's next writes in its queue (or the ledger in memory, after
+		// a refused write): let them land, then read again.
 		d.lw.flush(t.Member)
+		d.tasks.FlushKept(ctx)
 		if t, err = d.readTask(id); err != nil {
 			return nil, err
 		}

@@ -23,12 +23,25 @@ import (
 // linked to the member's open task. A blocked state is a transition, never an end: the task
 // stays open until the member is answered and finishes. After the prompt was typed, a task ends at
 // the first of:
-//   - done or idle once the task has seen working or blocked (the engine picked the prompt up and
-//     put it down): an engine that goes idle without ever saying done ends its task as idle;
-//   - done from a hook (Stop, StopFailure, AfterAgent…: the engine says its turn is over);
+//   - done from a hook (Stop, StopFailure, AfterAgent…: the engine says its turn is over), once
+//     the task was taken up (below);
+//   - done or idle on the screen once the task was taken up (the engine picked the prompt up and
+//     put it down): an engine that goes idle without ever saying done ends its task as idle. For
+//     a member whose engine reports hooks (or has them installed), the screen's end waits
+//     for the engine's own done, the engines table's hookGraceMs at most: the screen often
+//     clears its spinner before the Stop hook's report arrives (a hook is a process; on a loaded machine it lags), and the hook
+//     carries the engine's final message. Without it by then, the screen's word ends the task;
 //   - the process exiting (done, authority runtime);
 //   - the next prompt (the old task closes with the member's state then, note "superseded");
 //   - kill or prune of the member, or a read that finds its member stopped (state gone).
+//
+// Taken up: for a member whose engine reports hooks, only the engine's turn-start hook
+// (UserPromptSubmit, agent_start…: turnStart in the engines table) or a blocked hook says so —
+// a tool hook of the previous turn arriving late, the screen (the typed prompt can sit in the
+// input box under the old turn's done line and a spinner title) and the daemon's own prompt
+// claim do not. A member with no hook yet goes by what it shows (working or blocked on the
+// screen, or the prompt claim). A done hook that comes before its task was taken up (nor shown
+// working) is the previous turn's: it becomes that task's artifact, not this one's end.
 //
 // The artifact is the engine's own final message when a hook supplied one during the task (or
 // right after the screen closed it, before the next prompt), else the text that appeared since
@@ -43,14 +56,23 @@ type openTask struct {
 	baseHist  int      // history length when the prompt was typed
 	baseLines []string // the visible screen then
 	typed     bool     // the prompt's keys were written; ends count from here
-	sawActive bool     // a working or blocked state was seen after typing
-	final     string   // the engine's final message from a hook, once it sent one
+	sawActive bool     // the prompt was taken up (see the top of this file)
+	// started: the engine's turn-start hook came after the prompt's keys went in.
+	started bool
+	// screenActive: the screen showed working or blocked after typing.
+	screenActive bool
+	// endPending: the screen ended the turn and the task waits for the engine's done hook, the
+	// hook grace at most (hookGraceEnded); grace is that timer.
+	endPending bool
+	grace      *time.Timer
+	final      string // the engine's final message from a hook, once it sent one
 	// interrupted: Escape or Ctrl-C was sent while the task ran (noteKeys).
 	interrupted bool
 }
 
-// closedTask remembers the member's last closed task until the next prompt, so a final message
-// that arrives after the screen closed the task still becomes its artifact.
+// closedTask remembers the member's last closed task, so a final message that arrives after the
+// screen closed the task (or after the next prompt was typed, before the engine took it up) still
+// becomes its artifact.
 type closedTask struct {
 	id   string
 	hook bool // its artifact already is the engine's own message
@@ -58,7 +80,14 @@ type closedTask struct {
 
 // finalMessage extracts the engine's own final message from a hook payload through the engines
 // table's finalMessage keys (herd/state.Table.FinalMessage).
-func finalMessage(t *state.Table, payload []byte) string { return t.FinalMessage("", payload) }
+func finalMessage(t *state.Table, engine string, payload []byte) string {
+	return t.FinalMessage(engine, payload)
+}
+
+// expectsHooksLocked says whether the member's engine is expected to report its turn's end by a
+// hook: it has reported one, or the herd's hooks are installed for it. The caller holds the
+// state lock.
+func (m *member) expectsHooksLocked() bool { return m.hooked || m.hooksInstalled }
 
 // submitPrompt records a prompt in the ledger and returns its task id:
 // a new task minted before any key is typed, or, for an answer to a blocked member, its open task.
@@ -89,7 +118,7 @@ func (d *daemon) submitPrompt(m *member, text string, cur herd.Reading, answer b
 	// showed.
 	d.supersedeLocked(m, now)
 	t := &openTask{baseHist: base, baseLines: baseLines}
-	m.task, m.lastClosed = t, nil
+	m.task = t
 	state := cur.State
 	d.state.unlock()
 
@@ -173,42 +202,111 @@ func (d *daemon) taskEventLocked(m *member, ev *herd.Event, exited bool) *ledger
 		return op
 	}
 	ev.Task = t.id
-	if t.typed && (ev.State == herd.StateWorking || ev.State == herd.StateBlocked) && (ev.Authority == herd.AuthorityHook || ev.Authority == herd.AuthorityRemote || !m.hooked) {
-		// The engine took the prompt up. For a member whose engine reports hooks only the engine
-		// itself says so (UserPromptSubmit): neither the daemon's own prompt claim (runtime) nor
-		// the screen counts, since an engine still finishing its last turn can leave the typed
-		// prompt in its input box for a while, its old done line on the screen and a spinner
-		// in its title (the real Claude Code closed queued tasks with the old turn's screen).
-		t.sawActive = true
+	hookSaid := ev.Authority == herd.AuthorityHook
+	if t.typed && (ev.State == herd.StateWorking || ev.State == herd.StateBlocked) {
+		// Taken up (the top of this file): the engine's turn-start hook sets it in hookArrived.
+		if ev.Authority == herd.AuthorityRemote || (hookSaid && ev.State == herd.StateBlocked) || !m.hooked {
+			t.sawActive = true
+		}
+		if ev.Authority == herd.AuthorityScreen {
+			t.screenActive = true
+		}
+		if t.endPending {
+			// The engine went on (a tool, a question): a later end decides.
+			t.stopGrace()
+		}
 	}
-	turnEnded := (t.typed && t.sawActive && (ev.State == herd.StateDone || ev.State == herd.StateIdle)) ||
-		(t.typed && ev.State == herd.StateDone && ev.Authority == herd.AuthorityHook)
+	rest := ev.State == herd.StateDone || ev.State == herd.StateIdle
+	// A done hook before the task was taken up is the previous turn's, unless that turn already
+	// had its own (then a turn-start hook was lost, or the turn was too quick to show).
+	prevHad := m.lastClosed == nil || m.lastClosed.hook
+	hookEnd := t.typed && ev.State == herd.StateDone && hookSaid && !m.staleHook && (t.sawActive || t.screenActive || prevHad)
+	screenEnd := t.typed && t.sawActive && rest && !hookSaid
+	if screenEnd && !exited && !t.interrupted && m.expectsHooksLocked() {
+		// The screen says the turn is over; the engine's done hook, with its final message, is
+		// likely on its way: wait for it, a grace at most (hookGraceEnded).
+		if !t.endPending {
+			t.endPending = true
+			t.grace = time.AfterFunc(m.spec.hookGrace(), func() { d.hookGraceEnded(m, t) })
+		}
+		return op
+	}
+	turnEnded := hookEnd || screenEnd
 	if turnEnded && !exited && m.continuationLocked(t.id) {
 		// A follow-up waits to be typed into this task: the task goes on (queue.go).
+		t.stopGrace()
 		return op
 	}
 	if (exited || turnEnded) && t.id != "" {
-		m.task = nil
-		ev.TaskEnded = true
-		op.closeID, op.art = t.id, d.artifactLocked(m, t)
-		m.lastClosed = &closedTask{id: t.id, hook: op.art.Source == ledger.SourceHook}
-		switch {
-		case exited && m.killing:
-			ev.TaskState = ledger.StateCanceled
-			op.end = &ledger.Transition{State: ledger.StateCanceled, Authority: herd.AuthorityRuntime, Note: "the member was killed: " + op.tr.Note}
-		case exited:
-			// The process died before the turn ended: the task failed, with the exit code.
-			ev.TaskState = ledger.StateFailed
-			op.end = &ledger.Transition{State: ledger.StateFailed, Authority: herd.AuthorityRuntime, Note: op.tr.Note}
-		case t.interrupted && ev.Authority != herd.AuthorityHook:
-			// The turn was cut short by Escape / Ctrl-C: it did not end on its own.
-			ev.TaskState = ledger.StateInterrupted
-			op.end = &ledger.Transition{State: ledger.StateInterrupted, Kind: "", Authority: ev.Authority, Note: "interrupted (Escape or Ctrl-C)"}
-		default:
-			ev.TaskState = ev.State
-		}
+		d.closeTaskLocked(m, t, ev, op, exited)
 	}
 	return op
+}
+
+// stopGrace cancels the wait for a done hook. The caller holds the state lock.
+func (t *openTask) stopGrace() {
+	if t.grace != nil {
+		t.grace.Stop()
+		t.grace = nil
+	}
+	t.endPending = false
+}
+
+// hookGraceEnded ends a task the screen ended when the engine's done hook did not come within
+// the hook grace: on the screen's word, if the member still reads done or idle.
+func (d *daemon) hookGraceEnded(m *member, t *openTask) {
+	now := time.Now()
+	d.state.lock()
+	defer d.state.unlock()
+	if m.task != t || !t.endPending || m.exited {
+		return
+	}
+	t.grace = nil
+	st := m.reading.State
+	if st != herd.StateDone && st != herd.StateIdle {
+		t.endPending = false
+		return
+	}
+	ev := herd.Event{Type: herd.EventState, Name: m.name, State: st, BlockedOn: m.reading.BlockedOn, Authority: m.reading.Authority,
+		Prev: st, Task: t.id, AtMs: now.UnixMilli()}
+	op := &ledgerOp{member: m.name, tr: ledger.Transition{At: now, State: st, Kind: m.reading.BlockedOn, Authority: m.reading.Authority,
+		Note: "the engine's done hook did not come within " + m.spec.hookGrace().String() + " of the screen's: ended on the screen's word"}}
+	if m.continuationLocked(t.id) {
+		t.endPending = false
+		m.wakeQueue()
+		return
+	}
+	d.closeTaskLocked(m, t, &ev, op, false)
+	if d.tasks != nil {
+		d.lw.record(*op)
+	}
+	d.bus.emitLocked(ev)
+	m.wakeQueue()
+}
+
+// closeTaskLocked ends the member's task t with event ev (which it marks TaskEnded), filling op's
+// close. The caller holds the state lock.
+func (d *daemon) closeTaskLocked(m *member, t *openTask, ev *herd.Event, op *ledgerOp, exited bool) {
+	t.stopGrace()
+	m.task = nil
+	ev.TaskEnded = true
+	op.closeID, op.art = t.id, d.artifactLocked(m, t)
+	m.lastClosed = &closedTask{id: t.id, hook: op.art.Source == ledger.SourceHook}
+	switch {
+	case exited && m.killing:
+		ev.TaskState = ledger.StateCanceled
+		op.end = &ledger.Transition{State: ledger.StateCanceled, Authority: herd.AuthorityRuntime, Note: "the member was killed: " + op.tr.Note}
+	case exited:
+		// The process died before the turn ended: the task failed, with the exit code.
+		ev.TaskState = ledger.StateFailed
+		op.end = &ledger.Transition{State: ledger.StateFailed, Authority: herd.AuthorityRuntime, Note: op.tr.Note}
+	case t.interrupted && ev.Authority != herd.AuthorityHook:
+		// The turn was cut short by Escape / Ctrl-C: it did not end on its own.
+		ev.TaskState = ledger.StateInterrupted
+		op.end = &ledger.Transition{State: ledger.StateInterrupted, Kind: "", Authority: ev.Authority, Note: "interrupted (Escape or Ctrl-C)"}
+	default:
+		ev.TaskState = ev.State
+	}
 }
 
 // continuationLocked says whether a follow-up to task id waits in the member's queue.
@@ -264,24 +362,36 @@ func itoa(n int) string {
 	return string(b)
 }
 
-// hookFinal takes a hook payload's final message: it becomes the open task's artifact when the
-// task ends, or replaces the screen artifact of the task the screen already closed (no prompt
-// since). Called before the report reaches the tracker, whose change may close the task.
-func (d *daemon) hookFinal(m *member, payload []byte) {
-	d.withState(func() {
-		m.hooked = true
-	})
-	msg := finalMessage(d.engines.Table(), payload)
+// hookArrived takes what a hook report says about the member's task, before the report reaches
+// the tracker (whose change may end the task): the engine's turn-start event marks the typed
+// prompt taken up; a final message becomes the running task's artifact when it ends, or — when
+// the running task was not taken up yet, or none runs — replaces the screen artifact of the task
+// that ended last (its Stop hook came late).
+func (d *daemon) hookArrived(m *member, payload []byte) {
+	table := d.engines.Table()
+	msg := finalMessage(table, m.engine, payload)
+	turnStart := table.TurnStart(m.engine, payload)
+	d.state.lock()
+	defer d.state.unlock()
+	m.hooked = true
+	t := m.task
+	if t != nil && turnStart && t.id != "" && (t.typed || m.typing == t.id) {
+		// The keys are in (or going in): this is the engine taking the prompt up. A turn-start
+		// from before the keys is the previous prompt's.
+		t.started, t.sawActive = true, true
+	}
+	// A report while the typed prompt is not taken up yet, and the task before it still lacks
+	// its engine's word, is that task's (its Stop came late): it must not end this one. hReport
+	// clears the mark once the report was applied.
+	m.staleHook = !turnStart && t != nil && t.typed && !t.sawActive && !t.screenActive && m.lastClosed != nil && !m.lastClosed.hook
 	if msg == "" || d.tasks == nil {
 		return
 	}
-	d.state.lock()
-	defer d.state.unlock()
-	if t := m.task; t != nil && t.typed {
+	if t != nil && t.typed && (t.sawActive || t.screenActive || m.lastClosed == nil || m.lastClosed.hook) {
 		t.final = msg
 		return
 	}
-	if c := m.lastClosed; c != nil && !c.hook && m.task == nil {
+	if c := m.lastClosed; c != nil && !c.hook {
 		c.hook = true
 		id := c.id
 		art := ledger.Artifact{Text: msg, Source: ledger.SourceHook}

@@ -591,7 +591,7 @@ func TestFinalMessage(t *testing.T) {
 		`{"hook_event_name":"Stop","last_assistant_message":"  "}`:             "",
 		`not json`: "",
 	} {
-		if got := finalMessage(table, []byte(payload)); got != want {
+		if got := finalMessage(table, "", []byte(payload)); got != want {
 			t.Errorf("finalMessage(%s) = %q, want %q", payload, got, want)
 		}
 	}
