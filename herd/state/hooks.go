@@ -326,13 +326,53 @@ func renderOpenCodePlugin(routes []hookRoute) string {
 // [event type, matcher on the status type (session.status), report]
 const ROUTES = ` + routesJSON(routes) + `;
 
-export const MoshHerd = async () => ({
+// The turn's answer: session.idle carries only the session's id, so the
+// report asks OpenCode's own server (the plugin's client) for the session's
+// messages and takes the last assistant message's text parts. Both SDK call
+// shapes are tried (sessionID in the v2 client OpenCode 1.18 uses itself,
+// path:{id} in v1); any failure leaves the answer out, never the report.
+async function lastAssistantText(client, event) {
+  const id = event && event.properties && event.properties.sessionID;
+  if (!id || !client || !client.session || typeof client.session.messages !== "function") return undefined;
+  let list = null;
+  for (const args of [{ sessionID: id }, { path: { id } }]) {
+    try {
+      const res = await client.session.messages(args);
+      const data = Array.isArray(res) ? res : res && Array.isArray(res.data) ? res.data : null;
+      if (data) { list = data; break; }
+    } catch {}
+  }
+  if (!list) return undefined;
+  for (let i = list.length - 1; i >= 0; i--) {
+    const m = list[i];
+    const info = (m && m.info) || m;
+    if (!info || info.role !== "assistant") continue;
+    const parts = Array.isArray(m.parts) ? m.parts : [];
+    const text = parts.filter((p) => p && p.type === "text" && !p.synthetic).map((p) => p.text || "").join("");
+    return text || undefined;
+  }
+  return undefined;
+}
+
+// routed counts the events routed to a report: a done whose answer was
+// still being fetched when a newer event came describes a state the engine
+// has left, and is dropped like any report a newer one replaces.
+let routed = 0;
+
+export const MoshHerd = async ({ client } = {}) => ({
   event: async ({ event }) => {
     const type = event && event.type;
     const subject = (event && event.properties && event.properties.status && event.properties.status.type) || "";
     for (const [name, matcher, state] of ROUTES) {
       if (name === type && matches(matcher, subject)) {
-        report(state, type, event);
+        const seq = ++routed;
+        let fields = event;
+        if (state === "done" && client) {
+          const answer = await lastAssistantText(client, event);
+          if (seq !== routed) return;
+          if (answer) fields = { ...event, last_assistant_message: answer };
+        }
+        report(state, type, fields);
         return;
       }
     }

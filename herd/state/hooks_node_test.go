@@ -83,6 +83,26 @@ await quiet();
 delete process.env.MOSH_HERD_BIN;
 ev("session.idle", { sessionID: "ses_1" });
 await quiet();
+mark("answer");
+// With OpenCode's client, session.idle's report carries the session's last
+// assistant text, fetched with the v2 call shape (a v1 client's path shape
+// is the fallback: this fake refuses it).
+const asked = [];
+const withClient = await MoshHerd({ client: { session: { messages: async (args) => {
+  asked.push(JSON.stringify(args));
+  if (!args.sessionID) throw new Error("v1 shape");
+  return { data: [
+    { info: { role: "user" }, parts: [{ type: "text", text: "q" }] },
+    { info: { role: "assistant" }, parts: [{ type: "text", text: "the " }, { type: "reasoning", text: "hm" }, { type: "text", text: "answer" }] },
+  ] };
+} } } });
+withClient.event({ event: { id: "evt_a", type: "session.idle", properties: { sessionID: "ses_2" } } });
+await quiet();
+// An answer still being fetched when the next turn's busy comes: the done is stale, dropped.
+withClient.event({ event: { id: "evt_b", type: "session.idle", properties: { sessionID: "ses_3" } } });
+withClient.event({ event: { id: "evt_c", type: "session.status", properties: { sessionID: "ses_3", status: { type: "busy" } } } });
+await quiet();
+mark("asked " + asked.join(" "));
 mark("pi");
 
 const handlers = {};
@@ -177,6 +197,10 @@ func TestReportModulesCoalesceInOrder(t *testing.T) {
 		"-- outside",
 		"-- broken",
 		"done session.idle evt_15", // evt_14 could not run, so its twin still goes
+		"-- answer",
+		"done session.idle evt_a the answer",
+		"working session.status evt_c",
+		`-- asked {"sessionID":"ses_2"} {"sessionID":"ses_3"}`,
 		"-- pi",
 		"working agent_start",
 		"done agent_end second",
