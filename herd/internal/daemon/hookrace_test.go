@@ -183,3 +183,24 @@ func TestLateStopOfThePreviousTurnIsItsAnswer(t *testing.T) {
 func graceFile(ms int) map[string]string {
 	return map[string]string{"engines.json": fmt.Sprintf(`{"engines": [{"name": "claude", "hookGraceMs": %d}]}`, ms)}
 }
+
+// prompt --wait (herdAsk, the eval, A2A) answers with the prompt's own turn: not the old done
+// line still on the screen while the prompt waits in the input box, not the screen's done while
+// the engine's Stop is on its way. When it returns, the task has ended with the engine's answer.
+func TestPromptWaitFollowsItsOwnTurn(t *testing.T) {
+	h := newHerdWith(t, graceFile(60000))
+	startFake(t, h, "pw", append(fakeEnv(t, "claude", true), "FAKEENGINE_STOP_DELAY=1s", "FAKEENGINE_TAKE_DELAY=1500ms"))
+	for _, text := range []string{"first turn", "hold the second"} {
+		r, err := h.c.Prompt(h.ctx, "pw", text, herd.PromptOptions{Wait: true, Timeout: testTimeout})
+		if err != nil || r.Outcome != herd.OutcomeMatched || r.State != herd.StateDone {
+			t.Fatalf("prompt --wait %q: %+v %v", text, r, err)
+		}
+		task, err := h.c.Task(h.ctx, r.Task)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if task.Open || task.Artifact == nil || task.Artifact.Source != "hook" || task.Artifact.Text != text {
+			t.Fatalf("prompt --wait %q returned before its turn ended: %+v, artifact %+v", text, task, task.Artifact)
+		}
+	}
+}

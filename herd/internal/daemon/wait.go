@@ -321,8 +321,13 @@ func (d *daemon) awaitAfterPrompt(ctx context.Context, m *member, sub *busSub, w
 						started = true
 					}
 				case eventTaskEnd:
-					if task != "" && e.Task == task && e.TaskState != "" && e.TaskState != ledger.StateDone {
+					if task != "" && e.Task == task && e.TaskState != "" && e.TaskState != ledger.StateDone && e.TaskState != ledger.StateIdle {
 						return promptOutcome{herd.WaitOutcome{Name: m.name, Outcome: herd.OutcomeEnded, State: e.State, Seq: e.Seq, ExitCode: e.ExitCode}, e.TaskState}
+					}
+					if task != "" && e.Task == task && started && wanted(ws, e.TaskState, "") {
+						// Its turn ended without a state change (a prompt typed with now over a task
+						// that waited for its engine's done hook).
+						return promptOutcome{herd.WaitOutcome{Name: m.name, Outcome: herd.OutcomeMatched, State: e.State, BlockedOn: e.BlockedOn, Authority: e.Authority, Seq: e.Seq}, e.TaskState}
 					}
 				case herd.EventState:
 					o := promptOutcome{WaitOutcome: herd.WaitOutcome{Name: m.name, State: e.State, BlockedOn: e.BlockedOn, Authority: e.Authority, Seq: e.Seq}}
@@ -346,6 +351,12 @@ func (d *daemon) awaitAfterPrompt(ctx context.Context, m *member, sub *busSub, w
 					if e.TaskState == ledger.StateFailed {
 						o.Outcome, o.taskState = herd.OutcomeEnded, e.TaskState
 						return o
+					}
+					if task != "" && (e.State == herd.StateDone || e.State == herd.StateIdle) && !(e.Task == task && e.TaskEnded) {
+						// At rest, but the prompt's own turn has not ended (tasks_record.go): the
+						// screen of the turn before, a prompt not taken up yet, or a task waiting
+						// for its engine's done hook. Its end comes as an event of its own.
+						continue
 					}
 					if wanted(ws, e.State, e.BlockedOn) {
 						o.Outcome = herd.OutcomeMatched
