@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/mosh-dev/mosh/conformance/engines"
-	"github.com/mosh-dev/mosh/conformance/internal/realengines"
 	"github.com/mosh-dev/mosh/conformance/engines/fakeapi"
+	"github.com/mosh-dev/mosh/conformance/internal/realengines"
 )
 
 // cliSafety bounds a CLI call that is not an eval (start, wait, remote add): a safety net so a
