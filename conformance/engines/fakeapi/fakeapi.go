@@ -362,8 +362,10 @@ func permissionCall(c conversation) *toolCall {
 		switch name {
 		case "exec_command": // Codex: escalation is what makes on-request approval ask.
 			args["cmd"] = PermissionCommand
-			args["sandbox_permissions"] = "require_escalated"
-			args["justification"] = "The fake model wants to create perm.txt outside the sandbox"
+			if c.mayEscalate() {
+				args["sandbox_permissions"] = "require_escalated"
+				args["justification"] = "The fake model wants to create perm.txt outside the sandbox"
+			}
 		default:
 			args["command"] = PermissionCommand
 			if _, has := props["description"]; has || len(props) == 0 {

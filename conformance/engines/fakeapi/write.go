@@ -1,6 +1,7 @@
 package fakeapi
 
 import (
+	"bytes"
 	"regexp"
 	"strings"
 )
@@ -77,8 +78,10 @@ func commandCall(c conversation, command, description, justification string) *to
 		args := map[string]any{}
 		if name == "exec_command" {
 			args["cmd"] = command
-			args["sandbox_permissions"] = "require_escalated"
-			args["justification"] = justification
+			if c.mayEscalate() {
+				args["sandbox_permissions"] = "require_escalated"
+				args["justification"] = justification
+			}
 		} else {
 			args["command"] = command
 			if props := schemaProperties(schema); len(props) == 0 || props["description"] != nil {
@@ -89,3 +92,12 @@ func commandCall(c conversation, command, description, justification string) *to
 	}
 	return nil
 }
+
+// approvalNever is what Codex 0.171's developer instructions say when it runs with approvals off
+// (--dangerously-bypass-approvals-and-sandbox, a herd member started --agent): "Do not provide
+// the `sandbox_permissions` for any reason, commands will be rejected". A real model obeys it, so
+// the fake does: asking to escalate then gets the command rejected, never run.
+const approvalNever = "Approval policy is currently never"
+
+// mayEscalate says whether Codex's exec_command may ask to leave the sandbox in this request.
+func (c conversation) mayEscalate() bool { return !bytes.Contains(c.body, []byte(approvalNever)) }

@@ -45,3 +45,30 @@ func TestWriteTurn(t *testing.T) {
 		t.Errorf("without a shell tool: turn %+v, want %s text", tr, KindNoTool)
 	}
 }
+
+// With approvals off, Codex tells the model not to ask for escalation (its commands would be
+// rejected, never run): the fake obeys, for the write and the permission turns alike.
+func TestCodexWithApprovalsOffDoesNotEscalate(t *testing.T) {
+	s := New(Options{})
+	tools := map[string]json.RawMessage{"exec_command": json.RawMessage(`{"properties":{"cmd":{}}}`)}
+	body := []byte(`{"input":[{"role":"developer","content":[{"type":"input_text","text":"` + approvalNever + `. Do not provide the sandbox_permissions for any reason."}]}]}`)
+	for _, prompt := range []string{"fake-write out.txt", "fake-perm"} {
+		for _, off := range []bool{false, true} {
+			c := conversation{prompt: prompt, tools: tools, toolOrder: []string{"exec_command"}}
+			if off {
+				c.body = body
+			}
+			tr := s.plan(c)
+			if tr.call == nil {
+				t.Fatalf("%q: no call", prompt)
+			}
+			var args map[string]any
+			if err := json.Unmarshal([]byte(tr.call.args), &args); err != nil {
+				t.Fatal(err)
+			}
+			if _, asks := args["sandbox_permissions"]; asks == off {
+				t.Errorf("%q with approvals off %v: args %v", prompt, off, args)
+			}
+		}
+	}
+}
