@@ -148,7 +148,7 @@ func startupVerbs(tmp, mosh, with string, runs int) error {
 			&verbCase{label: "mosh -e 0" + tag, argv: []string{b, "-e", "0"}, env: env},
 			&verbCase{label: "herd report (hook)" + tag, argv: []string{b, "herd", "report", "b1", "idle", "--payload", "-"}, env: hookEnv, stdin: hookPayload},
 			// The same report on the ordinary path (cobra, herd.Client) of the same binary: what
-			// the hook fast path (cmd/mosh/internal/hookpath) buys.
+			// the hook fast path (0.mosh/early/hookpath) buys.
 			&verbCase{label: "herd report, no hook path" + tag, argv: []string{b, "herd", "report", "b1", "idle", "--payload", "-"},
 				env: append(append([]string{}, hookEnv...), "MOSH_NO_HOOKPATH=1"), stdin: hookPayload},
 			&verbCase{label: "ps --json" + tag, argv: []string{b, "ps", "--json"}, env: env},

@@ -805,7 +805,7 @@ func hReport(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 	// this member's state, and not its task's end (reporter.go).
 	peer := peerPid(sc.c)
 	if why := sc.d.foreignReport(m, p.Nonce, peer); why != "" {
-		sc.d.noteIgnored(m, state, p.Payload, peer, why)
+		sc.d.noteIgnored(m, state, json.RawMessage(p.Payload), peer, why)
 		sc.d.state.lock()
 		cur := m.reading.State
 		sc.d.state.unlock()
@@ -815,7 +815,7 @@ func hReport(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 	// Taken before the tracker sees the report: its change callback may close the task, and a
 	// Stop payload's last_assistant_message is that task's artifact.
 	sc.d.hookFinal(m, p.Payload)
-	if err := m.trk.Report(state, kind, ttl, p.Payload, now); err != nil {
+	if err := m.trk.Report(state, kind, ttl, json.RawMessage(p.Payload), now); err != nil {
 		if errors.Is(err, errReportIgnored) {
 			sc.d.state.lock()
 			cur := m.reading.State
