@@ -14,8 +14,8 @@ import (
 	"fmt"
 	"time"
 
+	"0.mosh/early/reportreq"
 	"github.com/mosh-dev/mosh/exitcode"
-	"github.com/mosh-dev/mosh/herd/reportreq"
 	"github.com/mosh-dev/mosh/herd/vocab"
 	"github.com/mosh-dev/mosh/ledger"
 )
@@ -384,7 +384,7 @@ type RestoreResult struct {
 }
 
 // ReportParams is a hook report: the engine (through `mosh herd report`) says what state it is in.
-// Its definition and its request line live in herd/reportreq, which the hook fast path shares.
+// Its definition and its request line live in 0.mosh/early/reportreq (early/reportreq), which the hook fast path shares.
 type ReportParams = reportreq.Params
 
 // EnvNonce is the per-launch nonce in a local member's environment.

@@ -17,9 +17,9 @@ import (
 	"syscall"
 	"time"
 
+	"0.mosh/early/reportreq"
 	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd/remote"
-	"github.com/mosh-dev/mosh/herd/reportreq"
 	"github.com/mosh-dev/mosh/herd/state"
 	"github.com/mosh-dev/mosh/internal/queue"
 )
@@ -455,7 +455,7 @@ func (c *Client) Start(ctx context.Context, p StartParams) (*Member, error) {
 // List returns every member the daemon knows: live ones and remembered ones (state gone).
 func (c *Client) List(ctx context.Context) ([]Member, error) {
 	var r ListResult
-	// The request line is reportreq's, as the fast path's (cmd/mosh/internal/hookpath).
+	// The request line is reportreq's, as the fast path's (0.mosh/early/hookpath).
 	if err := c.roundTrip(ctx, MethodList, func(id int64) ([]byte, error) { return reportreq.ListLine(id), nil }, &r); err != nil {
 		return nil, err
 	}
@@ -599,9 +599,9 @@ func (c *Client) Report(ctx context.Context, name, state, kind string, ttl time.
 		return nil, nil
 	}
 	var r ReportResult
-	// One definition of the request, shared with the hook fast path (cmd/mosh/internal/hookpath):
+	// One definition of the request, shared with the hook fast path (0.mosh/early/hookpath):
 	// the params (nonce included) and the very bytes of the line.
-	p := reportreq.New(name, state, kind, ttl, payload, c.Options().Getenv)
+	p := reportreq.New(name, state, kind, ttl, reportreq.RawMessage(payload), c.Options().Getenv)
 	return &r, c.roundTrip(ctx, MethodReport, func(id int64) ([]byte, error) { return reportreq.Line(id, p) }, &r)
 }
 

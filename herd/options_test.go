@@ -80,7 +80,7 @@ func TestRemoteTokenFromTheCallersEnvironment(t *testing.T) {
 func TestAdaptersGoThroughTheClient(t *testing.T) {
 	dirs := []string{"../builtins", "../cmd/mosh", "a2aserve"}
 	// The hook fast path resolves the socket from the environment alone, before any package
-	// beyond reportreq loads (cmd/mosh/internal/hookpath): it is not a client.
+	// beyond the early module loads (0.mosh/early/hookpath): it is not a client.
 	skip := map[string]bool{"internal": true}
 	var bad []string
 	for _, dir := range dirs {

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"0.mosh/early/reportreq"
 	"github.com/mosh-dev/mosh/exitcode"
-	"github.com/mosh-dev/mosh/herd/reportreq"
 )
 
 // maxSocketPath keeps the socket path under the 108-byte sun_path limit with room to spare.

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mosh-dev/mosh/cmd/mosh/internal/hookpath"
+	"0.mosh/early/hookpath"
 	"github.com/mosh-dev/mosh/herd"
 )
 

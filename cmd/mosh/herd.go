@@ -23,10 +23,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"0.mosh/early/reportreq"
 	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
 	"github.com/mosh-dev/mosh/herd/herdd"
-	"github.com/mosh-dev/mosh/herd/reportreq"
 )
 
 // defaultWaitTimeout is moshcode's: a wait with no --timeout gives up after 30 minutes.
@@ -1041,7 +1041,7 @@ func (h *herdCLI) readPayload(src string) (json.RawMessage, error) {
 	if err != nil {
 		return nil, exitcode.New(exitcode.Usage, "--payload: %v", err)
 	}
-	// The rule the hook fast path shares (herd/reportreq).
+	// The rule the hook fast path shares (0.mosh/early/reportreq).
 	raw, err := reportreq.Payload(b)
 	switch {
 	case errors.Is(err, reportreq.ErrPayloadTooLarge):
@@ -1049,7 +1049,7 @@ func (h *herdCLI) readPayload(src string) (json.RawMessage, error) {
 	case err != nil:
 		return nil, exitcode.New(exitcode.Usage, "--payload is not JSON: pass the hook's JSON input (or leave --payload out)")
 	}
-	return raw, nil
+	return json.RawMessage(raw), nil
 }
 
 // ---- status / doctor / explain ----------------------------------------------------------------

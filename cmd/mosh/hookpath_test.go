@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mosh-dev/mosh/cmd/mosh/internal/hookpath"
+	"0.mosh/early/hookpath"
 )
 
 // hookDaemon listens on a herd's socket and records every request line; it answers each call
@@ -136,7 +136,7 @@ func hookCases(payloadFile string) []hookCase {
 }
 
 // The hook fast path and the ordinary command line send byte-identical report requests for the
-// same invocation, nonce and payload included: one definition (herd/reportreq) builds both.
+// same invocation, nonce and payload included: one definition (0.mosh/early/reportreq) builds both.
 func TestHookPathSendsTheOrdinaryRequest(t *testing.T) {
 	home := shortHome(t)
 	fd := startHookDaemon(t, filepath.Join(home, "m"))
@@ -304,7 +304,12 @@ func TestHookPathSkipsTheHeavyInits(t *testing.T) {
 		return stderr.String()
 	}
 	heavy := []string{"github.com/dop251/goja ", "github.com/evanw/esbuild/pkg/api ", "github.com/charmbracelet/x/vt ",
-		"github.com/spf13/cobra ", "github.com/mattn/go-sqlite3 ", "github.com/mosh-dev/mosh/herd "}
+		"github.com/spf13/cobra ", "github.com/mattn/go-sqlite3 ", "github.com/mosh-dev/mosh/herd ",
+		// What initialised first while the fast path's import path sorted after github.com/dlclark…
+		// (cmd/mosh/internal/hookpath) and it imported encoding/json: packages that sort before
+		// it and were ready, now behind it (early/README.md).
+		"encoding/gob ", "encoding/json ", "compress/flate ", "flag ", "crypto/internal/fips140/rsa ",
+		"github.com/dlclark/regexp2/v2/syntax ", "github.com/mattn/go-runewidth "}
 	trace := run()
 	for _, h := range heavy {
 		if strings.Contains(trace, "init "+h) {
@@ -338,6 +343,23 @@ func TestHookPathSkipsTheHeavyInits(t *testing.T) {
 	for i := 0; i < 2; i++ {
 		if again := fd.next(t); !bytes.Equal(again, fast) {
 			t.Errorf("request %d after an error answer differs:\n%s\nwant %s", i+1, again, fast)
+		}
+	}
+}
+
+// The fast path's place in Go's init order holds while everything it imports sorts early or is
+// a standard package the runtime initialises early: no package outside the standard library and
+// the early module, and none of the standard packages that wait behind encoding/gob (early/README.md).
+func TestHookPathImportsOnlyEarlyPackages(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "0.mosh/early/hookpath").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	late := map[string]bool{"encoding/json": true, "fmt": true, "reflect": true, "encoding/gob": true, "flag": true, "log": true}
+	for _, p := range strings.Fields(string(out)) {
+		first, _, _ := strings.Cut(p, "/")
+		if late[p] || (strings.Contains(first, ".") && !strings.HasPrefix(p, "0.mosh/early/")) {
+			t.Errorf("0.mosh/early/hookpath imports %s: its init would wait behind the packages that sort before that one", p)
 		}
 	}
 }

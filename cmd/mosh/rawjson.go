@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"io"
 
-	"github.com/mosh-dev/mosh/cmd/mosh/internal/rawjson"
+	"0.mosh/early/rawjson"
 )
 
 // writeRawJSON prints JSON the daemon encoded (compact, passed through without decoding) exactly
@@ -17,5 +17,5 @@ func writeRawJSON(w io.Writer, raw json.RawMessage) error {
 	return err
 }
 
-// appendIndented is the one indenter, shared with the fast path (cmd/mosh/internal/rawjson).
+// appendIndented is the one indenter, shared with the fast path (0.mosh/early/rawjson).
 func appendIndented(dst, src []byte) []byte { return rawjson.AppendIndented(dst, src) }

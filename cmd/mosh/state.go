@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/mosh-dev/mosh/cmd/mosh/internal/hookpath"
+	"0.mosh/early/hookpath"
 	"github.com/mosh-dev/mosh/herd"
 )
 
@@ -73,7 +73,7 @@ func newGlobalState() *globalState {
 }
 
 // stdin is the process's standard input, after what the hook fast path read before it handed
-// the invocation over (cmd/mosh/internal/hookpath).
+// the invocation over (0.mosh/early/hookpath).
 func stdin() io.Reader {
 	if hookpath.Stdin != nil {
 		return io.MultiReader(bytes.NewReader(hookpath.Stdin), os.Stdin)

@@ -1,112 +1,77 @@
 // Package vocab is the herd's one vocabulary: the names of member states, blocked sub-kinds,
 // authorities and explain reason codes as they travel on every wire (the daemon's protocol,
-// the ledger, A2A, remote members), and the one parser of "state[:kind]". It imports nothing, so
-// the ledger, a2a, herd/state and the adapters all define their names from it.
+// the ledger, A2A, remote members), and the one parser of "state[:kind]". The ledger, a2a,
+// herd/state and the adapters all define their names from it.
+//
+// The definitions live in 0.mosh/early/vocab (early/vocab in this repository), which the hook
+// fast path imports: that module sorts first in Go's package initialisation order (early/README.md).
+// This package is the name the rest of the tree uses; it adds nothing.
 package vocab
 
-import (
-	"fmt"
-	"strings"
-)
+import v "0.mosh/early/vocab"
 
 // States. Gone is not a reading: it is the absence of a member (or its process).
 const (
-	Working = "working"
-	Blocked = "blocked"
-	Done    = "done"
-	Idle    = "idle"
-	Unknown = "unknown"
-	Gone    = "gone"
+	Working = v.Working
+	Blocked = v.Blocked
+	Done    = v.Done
+	Idle    = v.Idle
+	Unknown = v.Unknown
+	Gone    = v.Gone
 )
 
-// Task states besides the member states above: a task waiting in its member's queue (not typed
-// yet), and the task end states other than the member's own (ledger.StateFailed…).
+// Task states besides the member states above (vocab in early/vocab).
 const (
-	Submitted   = "submitted"
-	Failed      = "failed"
-	Canceled    = "canceled"
-	Interrupted = "interrupted"
+	Submitted   = v.Submitted
+	Failed      = v.Failed
+	Canceled    = v.Canceled
+	Interrupted = v.Interrupted
 )
 
 // Blocked sub-kinds (BlockedOn on the wire).
 const (
-	Permission = "permission"
-	Question   = "question"
-	Menu       = "menu"
+	Permission = v.Permission
+	Question   = v.Question
+	Menu       = v.Menu
 )
 
-// Authorities, strongest first: the process exit is final; a live hook report beats the screen;
-// remote is a claim relayed from a remote agent.
+// Authorities, strongest first (early/vocab).
 const (
-	AuthorityRuntime = "runtime"
-	AuthorityHook    = "hook"
-	AuthorityScreen  = "screen"
-	AuthorityRemote  = "remote"
+	AuthorityRuntime = v.AuthorityRuntime
+	AuthorityHook    = v.AuthorityHook
+	AuthorityScreen  = v.AuthorityScreen
+	AuthorityRemote  = v.AuthorityRemote
 )
 
 // Reason codes: what decided a member's state (`herd explain --json` reasonCode; herd/PROTOCOL.md).
 const (
-	ReasonScreenUnread = "screen.unread" // nothing read from the screen yet (unknown)
-	ReasonScreenNone   = "screen.none"   // the screen was read and no rule matched (unknown)
-	ReasonScreenRule   = "screen.rule"   // a screen rule matched (ruleSource says whose)
-	ReasonTTYReading   = "tty.reading"   // no rule matched; the foreground process reads the terminal (idle)
-	ReasonTTYRunning   = "tty.running"   // no rule matched; the foreground process runs (working)
-	ReasonHookReport   = "hook.report"   // a live hook report decides
-	ReasonPromptClaim  = "prompt.claim"  // the daemon typed a prompt and claims working
-	ReasonRuntimeExit  = "runtime.exit"  // the process exited
-	ReasonRemoteClaim  = "remote.claim"  // a remote member: what the remote agent last said
+	ReasonScreenUnread = v.ReasonScreenUnread
+	ReasonScreenNone   = v.ReasonScreenNone
+	ReasonScreenRule   = v.ReasonScreenRule
+	ReasonTTYReading   = v.ReasonTTYReading
+	ReasonTTYRunning   = v.ReasonTTYRunning
+	ReasonHookReport   = v.ReasonHookReport
+	ReasonPromptClaim  = v.ReasonPromptClaim
+	ReasonRuntimeExit  = v.ReasonRuntimeExit
+	ReasonRemoteClaim  = v.ReasonRemoteClaim
 )
 
 // States lists the reportable states in display order (not Gone).
-func States() []string { return []string{Working, Blocked, Done, Idle, Unknown} }
+func States() []string { return v.States() }
 
 // Kinds lists the blocked sub-kinds.
-func Kinds() []string { return []string{Permission, Question, Menu} }
+func Kinds() []string { return v.Kinds() }
 
 // ValidState reports whether s is a reportable state (not Gone).
-func ValidState(s string) bool {
-	switch s {
-	case Working, Blocked, Done, Idle, Unknown:
-		return true
-	}
-	return false
-}
+func ValidState(s string) bool { return v.ValidState(s) }
 
 // ValidKind reports whether k is a blocked sub-kind ("" included).
-func ValidKind(k string) bool {
-	switch k {
-	case "", Permission, Question, Menu:
-		return true
-	}
-	return false
-}
+func ValidKind(k string) bool { return v.ValidKind(k) }
 
 // Parse parses "state" or "blocked:kind" as users, scripts and rules.json write it, case-insensitive
 // and returned lower-case (the wire names). Only blocked takes a kind; gone is not a state one can
 // report or wait for. The error names the fix.
-func Parse(s string) (state, kind string, err error) {
-	name, k, hasKind := strings.Cut(strings.TrimSpace(s), ":")
-	state = strings.ToLower(strings.TrimSpace(name))
-	if !ValidState(state) {
-		return "", "", fmt.Errorf("unknown state %q: use working, blocked[:permission|question|menu], done, idle or unknown", s)
-	}
-	if !hasKind {
-		return state, "", nil
-	}
-	kind = strings.ToLower(strings.TrimSpace(k))
-	if state != Blocked {
-		return "", "", fmt.Errorf("state %q takes no sub-kind: only blocked does (blocked:permission|question|menu)", s)
-	}
-	if kind == "" || !ValidKind(kind) {
-		return "", "", fmt.Errorf("unknown blocked kind %q: use permission, question or menu", k)
-	}
-	return state, kind, nil
-}
+func Parse(s string) (state, kind string, err error) { return v.Parse(s) }
 
 // Format renders a state with its kind ("blocked:permission", "idle").
-func Format(state, kind string) string {
-	if state == Blocked && kind != "" {
-		return state + ":" + kind
-	}
-	return state
-}
+func Format(state, kind string) string { return v.Format(state, kind) }

@@ -1,6 +1,10 @@
 package vocab
 
-import "testing"
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
 
 func TestParse(t *testing.T) {
 	for in, want := range map[string][2]string{
@@ -26,5 +30,30 @@ func TestFormat(t *testing.T) {
 	}
 	if got := Format(Idle, Menu); got != "idle" {
 		t.Errorf("Format(idle, menu) = %q", got)
+	}
+}
+
+// Parse's errors name the fix in the words they always had (written with fmt before the parser
+// moved to the early module, which may not import fmt), quoting what was given as %q does.
+func TestParseErrorsNameTheFix(t *testing.T) {
+	for _, in := range []string{"", "gone", "busy", "Idle:menu", "working:x", "\"q\"\\", "\xff\x01é", "blocked:", "blocked:maybe", "blocked:\tPERM\u2028"} {
+		_, _, err := Parse(in)
+		if err == nil {
+			t.Fatalf("Parse(%q): no error", in)
+		}
+		name, k, hasKind := strings.Cut(strings.TrimSpace(in), ":")
+		st := strings.ToLower(strings.TrimSpace(name))
+		var want string
+		switch {
+		case !ValidState(st):
+			want = fmt.Sprintf("unknown state %q: use working, blocked[:permission|question|menu], done, idle or unknown", in)
+		case hasKind && st != Blocked:
+			want = fmt.Sprintf("state %q takes no sub-kind: only blocked does (blocked:permission|question|menu)", in)
+		default:
+			want = fmt.Sprintf("unknown blocked kind %q: use permission, question or menu", k)
+		}
+		if err.Error() != want {
+			t.Errorf("Parse(%q):\n got %s\nwant %s", in, err, want)
+		}
 	}
 }

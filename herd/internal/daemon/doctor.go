@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"0.mosh/early/reportreq"
 	"github.com/mosh-dev/mosh/herd"
-	"github.com/mosh-dev/mosh/herd/reportreq"
 
 	"golang.org/x/sys/unix"
 )

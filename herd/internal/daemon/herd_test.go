@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"0.mosh/early/reportreq"
 	"github.com/mosh-dev/mosh/herd"
-	"github.com/mosh-dev/mosh/herd/reportreq"
 
 	"github.com/mosh-dev/mosh/exitcode"
 )

@@ -17,6 +17,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/mosh-dev/mosh/herd"
 )
@@ -73,6 +76,64 @@ func TestTrimExecutableKeepsRunning(t *testing.T) {
 	}
 	if s := fmt.Sprintf("%x", []byte("still running")); s == "" {
 		t.Fatal("unreachable")
+	}
+}
+
+// Dropping the executable's pages drops the daemon's mapping of them, not the page cache: every
+// `mosh herd report` hook runs the same file, and a release that evicted it (MADV_PAGEOUT,
+// MADV_COLD, fadvise DONTNEED) would make each hook read the binary back from disk. Every page of
+// the file that was in the page cache before the drop is there after it (mincore over a mapping
+// of the file of our own; `go run ./conformance/bench hookrelease` measures the hooks' latency).
+func TestTrimExecutableKeepsThePageCache(t *testing.T) {
+	if _, err := os.Stat("/proc/self/smaps"); err != nil {
+		t.Skip("no /proc/self/smaps")
+	}
+	exe, err := os.Readlink("/proc/self/exe")
+	if err != nil {
+		t.Skip(err)
+	}
+	f, err := os.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	// The test binary was just written: its dirty pages could not be evicted yet, so write them
+	// back first, or an evicting release would pass unseen.
+	if err := f.Sync(); err != nil {
+		t.Fatalf("fsync %s: %v", exe, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(m)
+	resident := func() []byte {
+		vec := make([]byte, (len(m)+os.Getpagesize()-1)/os.Getpagesize())
+		if _, _, e := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&m[0])), uintptr(len(m)), uintptr(unsafe.Pointer(&vec[0]))); e != 0 {
+			t.Fatalf("mincore: %v", e)
+		}
+		return vec
+	}
+	before := resident()
+	if n := trimExecutable(); n <= 0 {
+		t.Fatalf("trimExecutable dropped %d bytes of this test binary", n)
+	}
+	after := resident()
+	in, lost := 0, 0
+	for i := range before {
+		if before[i]&1 != 0 {
+			in++
+			if after[i]&1 == 0 {
+				lost++
+			}
+		}
+	}
+	if in == 0 || lost > 0 {
+		t.Fatalf("%d of the %d pages of %s in the page cache before the drop are gone after it", lost, in, exe)
 	}
 }
 

@@ -805,7 +805,7 @@ func hReport(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 	// this member's state, and not its task's end (reporter.go).
 	peer := peerPid(sc.c)
 	if why := sc.d.foreignReport(m, p.Nonce, peer); why != "" {
-		sc.d.noteIgnored(m, state, p.Payload, peer, why)
+		sc.d.noteIgnored(m, state, json.RawMessage(p.Payload), peer, why)
 		sc.d.state.lock()
 		cur := m.reading.State
 		sc.d.state.unlock()
@@ -816,7 +816,7 @@ func hReport(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 	// Stop payload's last_assistant_message is that task's artifact.
 	sc.d.hookArrived(m, p.Payload)
 	defer sc.d.withState(func() { m.staleHook = false })
-	if err := m.trk.Report(state, kind, ttl, p.Payload, now); err != nil {
+	if err := m.trk.Report(state, kind, ttl, json.RawMessage(p.Payload), now); err != nil {
 		if errors.Is(err, errReportIgnored) {
 			sc.d.state.lock()
 			cur := m.reading.State

@@ -1,23 +1,23 @@
 // Package reportreq is the one definition of a hook report's request: the params a report
 // carries (name, state, kind, TTL, the hook's JSON payload, the launch nonce) and the exact
 // JSON-RPC line that carries them to the daemon. herd.Client.Report and the hook fast path
-// (cmd/mosh/internal/hookpath, which answers `mosh herd report` before the heavy packages of the
+// (0.mosh/early/hookpath, which answers `mosh herd report` before the heavy packages of the
 // binary initialise) both build their request here, so the two cannot drift.
 //
-// It is a leaf: it imports only a few standard packages (encoding/json for its scanner, not its
-// reflection) and herd/vocab, and has no init work of its own, so a package importing it can still initialise early.
+// It is part of the early module (../README.md): it imports only standard packages that the
+// runtime initialises early (not encoding/json nor fmt: its JSON scanner is jsonscan.go) and
+// early/vocab.
 package reportreq
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
-	"github.com/mosh-dev/mosh/herd/vocab"
 	"path"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"0.mosh/early/vocab"
 )
 
 // Method is the protocol method of a report.
@@ -39,11 +39,11 @@ const MaxPayload = 1 << 20
 
 // Params is a hook report: the engine (through `mosh herd report`) says what state it is in.
 type Params struct {
-	Name    string          `json:"name"`
-	State   string          `json:"state"`
-	Kind    string          `json:"kind,omitempty"`
-	TTLMs   int64           `json:"ttlMs,omitempty"` // default and cap 15 min
-	Payload json.RawMessage `json:"payload,omitempty"`
+	Name    string     `json:"name"`
+	State   string     `json:"state"`
+	Kind    string     `json:"kind,omitempty"`
+	TTLMs   int64      `json:"ttlMs,omitempty"` // default and cap 15 min
+	Payload RawMessage `json:"payload,omitempty"`
 	// Nonce is the MOSH_HERD_NONCE of the reporting process's environment (New adds it when the
 	// report is for the member the process runs in): a report from another launch of the same
 	// name is ignored.
@@ -53,7 +53,7 @@ type Params struct {
 // New builds the params of a report of name as state[:kind] for ttl with payload; getenv is the
 // reporting process's environment. A hook reporting for the member it runs in (name ==
 // $MOSH_HERD_NAME) carries that launch's nonce.
-func New(name, state, kind string, ttl time.Duration, payload json.RawMessage, getenv func(string) string) Params {
+func New(name, state, kind string, ttl time.Duration, payload RawMessage, getenv func(string) string) Params {
 	p := Params{Name: name, State: state, Kind: kind, TTLMs: ttl.Milliseconds(), Payload: payload}
 	if name == getenv(EnvName) {
 		p.Nonce = getenv(EnvNonce)
@@ -83,14 +83,11 @@ func Line(id int64, p Params) ([]byte, error) {
 	}
 	if len(p.Payload) != 0 {
 		// encoding/json writes a RawMessage compacted, with <, >, &, U+2028 and U+2029 escaped.
-		var compact, escaped bytes.Buffer
-		if err := json.Compact(&compact, p.Payload); err != nil {
-			return nil, err
-		}
-		escaped.Grow(compact.Len())
-		json.HTMLEscape(&escaped, compact.Bytes())
 		b = append(b, `,"payload":`...)
-		b = append(b, escaped.Bytes()...)
+		var ok bool
+		if b, ok = compactHTML(b, p.Payload, true); !ok {
+			return nil, ErrPayloadNotJSON
+		}
 	}
 	if p.Nonce != "" {
 		b = append(b, `,"nonce":`...)
@@ -160,17 +157,17 @@ var (
 
 // Payload is the payload a report carries for the bytes a hook passed (read with a limit of
 // MaxPayload+1): nil for nothing but white space, the bytes themselves when they are JSON.
-func Payload(b []byte) (json.RawMessage, error) {
+func Payload(b []byte) (RawMessage, error) {
 	if len(b) > MaxPayload {
 		return nil, ErrPayloadTooLarge
 	}
 	if len(strings.TrimSpace(string(b))) == 0 {
 		return nil, nil
 	}
-	if !json.Valid(b) {
+	if !Valid(b) {
 		return nil, ErrPayloadNotJSON
 	}
-	return json.RawMessage(b), nil
+	return RawMessage(b), nil
 }
 
 // BlockedKinds are the sub-kinds a blocked state may carry.

@@ -1,6 +1,6 @@
 // Package rawjson prints JSON the herd daemon encoded without decoding it: the indenter that
 // `--json` output shares between the ordinary command line (cmd/mosh writeRawJSON) and the early
-// fast path (cmd/mosh/internal/hookpath), and the byte-level reading the fast path needs to put a
+// fast path (0.mosh/early/hookpath), and the byte-level reading the fast path needs to put a
 // roster in the command line's order. A leaf of the standard library's early packages only, so
 // the fast path's package init can use it before the heavy packages of the binary initialise.
 package rawjson

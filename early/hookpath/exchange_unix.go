@@ -19,7 +19,7 @@ const maxAnswer = 64 << 10
 // notification (an answer); ok is false when there is none. Raw system calls:
 // the net package is initialised late in the binary and this runs before it.
 func exchange(sock string, line []byte, deadline time.Duration) ([]byte, bool) {
-	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	fd, err := unixSocket()
 	if err != nil {
 		return nil, false
 	}

@@ -7,7 +7,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/mosh-dev/mosh/herd/reportreq"
+	"0.mosh/early/reportreq"
 )
 
 // report serves `herd report NAME STATE[:KIND] [--payload FILE|-]`.

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mosh-dev/mosh/herd/vocab"
+	"0.mosh/early/vocab"
 )
 
 // The client verbs the early fast path also serves (`ps --json`, `herd task ID --json`,

@@ -6,8 +6,8 @@ import (
 	"path"
 	"strings"
 
-	"github.com/mosh-dev/mosh/cmd/mosh/internal/rawjson"
-	"github.com/mosh-dev/mosh/herd/reportreq"
+	"0.mosh/early/rawjson"
+	"0.mosh/early/reportreq"
 )
 
 // The simple forms of the client verbs scripts and people run most, served here as the hook's

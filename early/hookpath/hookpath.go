@@ -5,13 +5,16 @@
 //	mosh herd report NAME STATE[:KIND] [--payload FILE|-]
 //
 // and the simple forms of the client verbs scripts poll (verbs.go: `ps --json`, `herd task ID
-// --json`, an already-matched `wait NAME [--state S] [--json]`), then exits. Go initialises
-// packages in import-path order as soon as their own imports are (the rule since Go 1.21); this
-// package imports only herd/reportreq, cmd/mosh/internal/rawjson and a few standard packages that
-// are initialised early, so its init runs before any heavy one (cmd/mosh
-// TestHookPathSkipsTheHeavyInits and TestFastVerbsPrintWhatTheOrdinaryPathPrints hold that).
+// --json`, an already-matched `wait NAME [--state S] [--json]`), then exits. Go initialises, of
+// the packages whose imports are initialised, the one whose import path sorts first (the rule
+// since Go 1.21). This package's module path (0.mosh/early) sorts before every other package the
+// binary links, and it imports only the early module's reportreq, rawjson and vocab and standard
+// packages the runtime initialises early (no encoding/json, fmt or reflect), so its init runs as
+// soon as os is ready, before the heavy packages and before the inits that sort between the
+// standard library and this module's old place (../README.md; cmd/mosh
+// TestHookPathSkipsTheHeavyInits, TestHookPathRunsFirst, TestFastVerbsPrintWhatTheOrdinaryPathPrints).
 //
-// Every request is built by herd/reportreq, the same code herd.Client uses: params, nonce and the
+// Every request is built by reportreq, the same code herd.Client uses: params, nonce and the
 // bytes of the line (TestHookPathSendsTheOrdinaryRequest, herd TestVerbLinesAreTheGenericRequest).
 // A verb's output is the daemon's bytes indented by rawjson, the ordinary path's indenter
 // (TestFastVerbsAgainstTheOrdinaryPathOnEveryShape compares the two paths' output). Anything that
