@@ -73,12 +73,12 @@ func TestRemoteTokenFromTheCallersEnvironment(t *testing.T) {
 	}
 }
 
-// The adapters (the CLI, the script builtins, herd serve) resolve neither $MOSH_HOME nor remote
+// The adapters (the CLI, the script builtins, herd serve, herd mcp) resolve neither $MOSH_HOME nor remote
 // tokens, nor parse task ids or load the engines table for hooks: the client does, once. The
 // test reads their Go source (not comments or strings in messages): a read of MOSH_HOME is a call
 // or an index with the literal "MOSH_HOME" that is not the left side of an assignment.
 func TestAdaptersGoThroughTheClient(t *testing.T) {
-	dirs := []string{"../builtins", "../cmd/mosh", "a2aserve"}
+	dirs := []string{"../builtins", "../cmd/mosh", "a2aserve", "mcp"}
 	// The hook fast path resolves the socket from the environment alone, before any package
 	// beyond reportreq loads (cmd/mosh/internal/hookpath): it is not a client.
 	skip := map[string]bool{"internal": true}
@@ -151,7 +151,7 @@ func TestAdaptersGoThroughTheClient(t *testing.T) {
 					case "github.com/mosh-dev/mosh/herd/state.Load":
 						// ai() runs engines headless from the table itself, without a herd.
 						if filepath.Base(path) != "ai.go" {
-							report(n, "loads the engines table itself (use the client: herd.HookPlans)")
+							report(n, "loads the engines table itself (use the client: herd.HookPlans, herd.Engines)")
 						}
 					}
 				case *ast.IndexExpr:

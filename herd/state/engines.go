@@ -490,6 +490,16 @@ func (t *Table) HeadlessPicks() []*Engine {
 	return out
 }
 
+// LookupNames lists every name Lookup resolves (engine names, aliases, binary basenames), sorted.
+func (t *Table) LookupNames() []string {
+	out := make([]string, 0, len(t.aliases))
+	for k := range t.aliases {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
 // Lookup finds an engine by name, alias or binary basename
 // (case-insensitive).
 func (t *Table) Lookup(name string) (*Engine, bool) {
