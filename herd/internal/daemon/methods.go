@@ -638,37 +638,20 @@ func hKill(ctx context.Context, sc *serverConn, params json.RawMessage) (any, er
 
 func hPrune(ctx context.Context, sc *serverConn, _ json.RawMessage) (any, error) {
 	d := sc.d
-	var names []string
-	d.mu.Lock()
-	for n := range d.remembered {
-		names = append(names, n)
+	names := []string{}
+	for _, r := range d.exitedAndRemembered() {
+		names = append(names, r.Name)
 	}
-	live := make([]*member, 0, len(d.members))
-	for _, m := range d.members {
-		live = append(live, m)
-	}
-	d.mu.Unlock()
-	d.state.lock()
-	for _, m := range live {
-		if m.exited {
-			names = append(names, m.name)
-		}
-	}
-	d.state.unlock()
 	sort.Strings(names)
 	for _, n := range names {
 		d.forget(n)
 	}
-	return herd.PruneResult{Pruned: append([]string{}, names...)}, nil
+	return herd.PruneResult{Pruned: names}, nil
 }
 
-func hRestore(ctx context.Context, sc *serverConn, params json.RawMessage) (any, error) {
-	var p herd.RestoreParams
-	if err := decode(herd.MethodRestore, params, &p); err != nil {
-		return nil, err
-	}
-	d := sc.d
-	// Candidates: remembered rows, and members of this daemon whose process exited.
+// exitedAndRemembered lists what prune forgets and restore restarts: the remembered rows (of
+// members a previous daemon ran), and the members of this daemon whose process exited, as rows.
+func (d *daemon) exitedAndRemembered() []manifestRow {
 	var rows []manifestRow
 	d.mu.Lock()
 	for _, r := range d.remembered {
@@ -679,14 +662,24 @@ func hRestore(ctx context.Context, sc *serverConn, params json.RawMessage) (any,
 		live = append(live, m)
 	}
 	d.mu.Unlock()
-	d.state.lock()
-	for _, m := range live {
-		if m.exited {
-			rows = append(rows, manifestRow{Name: m.name, Kind: herd.KindLocal, Engine: m.engine, Bin: m.bin, Args: m.args, Cwd: m.cwd,
-				Substrate: herd.SubstratePty, Autonomous: m.autonomous, Created: m.created})
+	d.withState(func() {
+		for _, m := range live {
+			if m.exited {
+				rows = append(rows, manifestRow{Name: m.name, Kind: herd.KindLocal, Engine: m.engine, Bin: m.bin, Args: m.args, Cwd: m.cwd,
+					Substrate: herd.SubstratePty, Autonomous: m.autonomous, Created: m.created})
+			}
 		}
+	})
+	return rows
+}
+
+func hRestore(ctx context.Context, sc *serverConn, params json.RawMessage) (any, error) {
+	var p herd.RestoreParams
+	if err := decode(herd.MethodRestore, params, &p); err != nil {
+		return nil, err
 	}
-	d.state.unlock()
+	d := sc.d
+	rows := d.exitedAndRemembered()
 	sort.Slice(rows, func(i, j int) bool { return rows[i].Created.Before(rows[j].Created) })
 
 	res := herd.RestoreResult{DryRun: p.DryRun, Actions: []herd.RestoreAction{}}
