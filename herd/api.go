@@ -635,7 +635,10 @@ type Task struct {
 	RemoteTaskID    string `json:"remoteTaskId,omitempty"`
 	RemoteContextID string `json:"remoteContextId,omitempty"`
 	// Queued: the task waits in its member's queue (state submitted), not typed yet.
-	Queued      bool             `json:"queued,omitempty"`
+	Queued bool `json:"queued,omitempty"`
+	// Autonomous: the member was autonomous when the task was minted (or had no manifest row);
+	// kept with the task, so it outlives the member (kill, prune) and restarts.
+	Autonomous  bool             `json:"autonomous,omitempty"`
 	Transitions []TaskTransition `json:"transitions,omitempty"`
 	Artifact    *TaskArtifact    `json:"artifact,omitempty"`
 }
