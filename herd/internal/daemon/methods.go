@@ -272,19 +272,20 @@ func (d *daemon) row(m *member) *herd.Member { return m.kind.row() }
 func (p ptyMember) row() *herd.Member {
 	d, m := p.d, p.member
 	cols, rows := m.size()
-	d.state.lock()
-	r := &herd.Member{
-		Name: m.name, Engine: m.engine, Kind: herd.KindLocal, State: m.reading.State, BlockedOn: m.reading.BlockedOn, Authority: m.reading.Authority,
-		Cwd: m.cwd, Pid: m.pid, AgeMs: time.Since(m.created).Milliseconds(), CreatedMs: m.created.UnixMilli(), Alive: !m.exited,
-		Substrate: herd.SubstratePty, Autonomous: m.autonomous, Bin: m.bin, Args: m.args, Cols: cols, Rows: rows,
-		Screen: m.screenR, Hook: m.hookR,
-	}
-	if m.exited {
-		c := m.exitCode
-		r.ExitCode = &c
-	}
-	r.Queued = len(m.queue)
-	d.state.unlock()
+	var r *herd.Member
+	d.withState(func() {
+		r = &herd.Member{
+			Name: m.name, Engine: m.engine, Kind: herd.KindLocal, State: m.reading.State, BlockedOn: m.reading.BlockedOn, Authority: m.reading.Authority,
+			Cwd: m.cwd, Pid: m.pid, AgeMs: time.Since(m.created).Milliseconds(), CreatedMs: m.created.UnixMilli(), Alive: !m.exited,
+			Substrate: herd.SubstratePty, Autonomous: m.autonomous, Bin: m.bin, Args: m.args, Cols: cols, Rows: rows,
+			Screen: m.screenR, Hook: m.hookR,
+		}
+		if m.exited {
+			c := m.exitCode
+			r.ExitCode = &c
+		}
+		r.Queued = len(m.queue)
+	})
 	r.Attached = m.attachedCount()
 	return r
 }
@@ -540,10 +541,8 @@ func (d *daemon) forget(name string) {
 	d.mu.Unlock()
 	exited := false
 	if m != nil {
-		d.state.lock()
-		ids := m.drainQueueLocked()
-		exited = m.exited
-		d.state.unlock()
+		var ids []string
+		d.withState(func() { ids, exited = m.drainQueueLocked(), m.exited })
 		d.closeQueued(m, ids, ledger.StateCanceled, "the member was removed before it was typed")
 	}
 	d.lw.do(name, func() {
@@ -562,12 +561,12 @@ func (d *daemon) forget(name string) {
 			}
 		}
 	})
-	d.state.lock()
-	if m != nil {
-		m.removed = true
-	}
-	d.bus.emitLocked(herd.Event{Type: herd.EventRemoved, Name: name, State: herd.StateGone, Authority: herd.AuthorityRuntime, AtMs: time.Now().UnixMilli()})
-	d.state.unlock()
+	d.withState(func() {
+		if m != nil {
+			m.removed = true
+		}
+		d.bus.emitLocked(herd.Event{Type: herd.EventRemoved, Name: name, State: herd.StateGone, Authority: herd.AuthorityRuntime, AtMs: time.Now().UnixMilli()})
+	})
 	d.releaseMemorySoon() // once the batch of removals is over (memrelease.go)
 }
 
@@ -739,10 +738,7 @@ func (d *daemon) relaunch(r manifestRow, args, resume, env []string, spec engine
 		return exitcode.New(exitcode.Usage, "%s is being started by another request", r.Name)
 	}
 	if m, ok := d.members[r.Name]; ok {
-		d.state.lock()
-		exited := m.exited
-		d.state.unlock()
-		if !exited {
+		if exited, _ := d.exitedOf(m); !exited {
 			d.mu.Unlock()
 			return exitcode.New(exitcode.Usage, "%s is already running", r.Name)
 		}
@@ -799,10 +795,7 @@ func hReport(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 	peer := peerPid(sc.c)
 	if why := sc.d.foreignReport(m, p.Nonce, peer); why != "" {
 		sc.d.noteIgnored(m, state, p.Payload, peer, why)
-		sc.d.state.lock()
-		cur := m.reading.State
-		sc.d.state.unlock()
-		return herd.ReportResult{Name: m.name, Accepted: false, State: cur, Ignored: why}, nil
+		return herd.ReportResult{Name: m.name, Accepted: false, State: sc.d.readingOf(m).State, Ignored: why}, nil
 	}
 	now := time.Now()
 	// Taken before the tracker sees the report: its change callback may close the task, and a
@@ -810,18 +803,12 @@ func hReport(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 	sc.d.hookFinal(m, p.Payload)
 	if err := m.trk.Report(state, kind, ttl, p.Payload, now); err != nil {
 		if errors.Is(err, errReportIgnored) {
-			sc.d.state.lock()
-			cur := m.reading.State
-			sc.d.state.unlock()
-			return herd.ReportResult{Name: m.name, Accepted: false, State: cur}, nil
+			return herd.ReportResult{Name: m.name, Accepted: false, State: sc.d.readingOf(m).State}, nil
 		}
 		return nil, exitcode.Wrap(err, exitcode.Usage)
 	}
 	sc.d.refresh(m, false)
-	sc.d.state.lock()
-	fused := m.reading.State
-	sc.d.state.unlock()
-	return herd.ReportResult{Name: m.name, Accepted: true, State: fused, ExpiresMs: now.Add(ttl).UnixMilli()}, nil
+	return herd.ReportResult{Name: m.name, Accepted: true, State: sc.d.readingOf(m).State, ExpiresMs: now.Add(ttl).UnixMilli()}, nil
 }
 
 // ---- status ----
@@ -887,16 +874,16 @@ func hExplain(ctx context.Context, sc *serverConn, params json.RawMessage) (any,
 func (p ptyMember) explain(r *herd.ExplainResult) {
 	d, m := p.d, p.member
 	m.trk.Explain(time.Now(), r)
-	d.state.lock()
-	r.State, r.BlockedOn, r.Authority = m.reading.State, m.reading.BlockedOn, m.reading.Authority
-	r.IgnoredReports = append([]herd.IgnoredReport(nil), m.ignored...)
-	if m.exited {
-		rt := m.reading
-		r.Runtime = &rt
-		r.Decided = fmt.Sprintf("the process exited with code %d", m.exitCode)
-		r.ReasonCode, r.RuleSource = herd.ReasonRuntimeExit, ""
-	}
-	d.state.unlock()
+	d.withState(func() {
+		r.State, r.BlockedOn, r.Authority = m.reading.State, m.reading.BlockedOn, m.reading.Authority
+		r.IgnoredReports = append([]herd.IgnoredReport(nil), m.ignored...)
+		if m.exited {
+			rt := m.reading
+			r.Runtime = &rt
+			r.Decided = fmt.Sprintf("the process exited with code %d", m.exitCode)
+			r.ReasonCode, r.RuleSource = herd.ReasonRuntimeExit, ""
+		}
+	})
 	snap := m.scr.Snapshot()
 	r.Title = snap.Title
 	for _, l := range snap.Lines {
