@@ -3,56 +3,30 @@ package a2aserve
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
-	"os/exec"
-	"os/signal"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mosh-dev/mosh/a2a"
 	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
-	"github.com/mosh-dev/mosh/herd/herdd"
 	"github.com/mosh-dev/mosh/herd/remote/remotetest"
+	"github.com/mosh-dev/mosh/internal/herdtest"
 )
 
 // The test binary doubles as the herd daemon (Connect runs `<exe> herd daemon --foreground`).
 func TestMain(m *testing.M) {
-	if len(os.Args) == 4 && os.Args[1] == "herd" && os.Args[2] == "daemon" && os.Args[3] == "--foreground" {
-		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-		err := herdd.Serve(ctx, "")
-		stop()
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(int(exitcode.Of(err)))
-		}
-		os.Exit(0)
-	}
-	dir, err := os.MkdirTemp("", "a2asrv")
-	if err == nil {
-		fakeDir = dir
-		out, berr := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", filepath.Join(dir, "fakeengine"), "../fakeengine").CombinedOutput()
-		if berr != nil {
-			fakeErr = fmt.Errorf("go build ./herd/fakeengine: %v\n%s", berr, out)
-		}
-	} else {
-		fakeErr = err
-	}
+	herdtest.ServeDaemonIfAsked()
+	fake = herdtest.BuildFakeEngine("a2asrv")
 	code := m.Run()
-	os.RemoveAll(dir)
+	os.RemoveAll(fake.Dir)
 	os.Exit(code)
 }
 
-var (
-	fakeDir string
-	fakeErr error
-)
+var fake herdtest.FakeEngine
 
 // safety bounds every blocking step so a broken daemon fails the test instead of hanging it.
 const safety = 30 * time.Second
@@ -72,8 +46,8 @@ func newEnv(t *testing.T) *env { return newEnvWith(t, nil) }
 // in the members' environment.
 func newEnvWith(t *testing.T, setup func(home string), memberEnv ...string) *env {
 	t.Helper()
-	if fakeErr != nil {
-		t.Fatal(fakeErr)
+	if fake.Err != nil {
+		t.Fatal(fake.Err)
 	}
 	home, err := os.MkdirTemp("", "mosh")
 	if err != nil {
@@ -101,20 +75,8 @@ func newEnvWith(t *testing.T, setup func(home string), memberEnv ...string) *env
 	if err != nil {
 		t.Fatal(err)
 	}
-	// "claude" is a script that runs the fake engine and drops the engine's own flags (the
-	// autonomous --dangerously-skip-permissions among them), which the fake does not take.
-	bin := t.TempDir()
-	script := "#!/bin/sh\nexec '" + filepath.Join(fakeDir, "fakeengine") + "'\n"
-	if err := os.WriteFile(filepath.Join(bin, "claude"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	settings := filepath.Join(bin, "settings.json")
-	if err := os.WriteFile(settings, []byte(`{"hooks":{}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	e.penv = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "FAKEENGINE_TURN=200ms", "FAKEENGINE_TICK=50ms",
-		"FAKEENGINE_SLOW=60s", "FAKEENGINE_NOTIFY_AFTER=0", "FAKEENGINE_IDLE_NOTIFY=0", "FAKEENGINE_SETTINGS="+settings)
-	e.penv = append(e.penv, memberEnv...)
+	// "claude" on the members' PATH is the fake engine.
+	e.penv = append(append(os.Environ(), fake.AsClaude(t, t.TempDir(), "60s")...), memberEnv...)
 	t.Cleanup(func() {
 		e.b.Close()
 		sctx, scancel := context.WithTimeout(context.Background(), safety)
