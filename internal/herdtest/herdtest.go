@@ -55,6 +55,11 @@ func BuildFakeEngine(pattern string) FakeEngine {
 	if err != nil {
 		return FakeEngine{Err: err}
 	}
+	return BuildFakeEngineIn(dir)
+}
+
+// BuildFakeEngineIn builds herd/fakeengine into dir (which the caller removes).
+func BuildFakeEngineIn(dir string) FakeEngine {
 	f := FakeEngine{Dir: dir}
 	out, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", f.Path(), "github.com/mosh-dev/mosh/herd/fakeengine").CombinedOutput()
 	if err != nil {
