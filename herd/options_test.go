@@ -55,14 +55,14 @@ func TestResolveHome(t *testing.T) {
 func TestRemoteTokenFromTheCallersEnvironment(t *testing.T) {
 	t.Setenv("MOSH_REMOTE_FAR_TOKEN", "process")
 	o := Options{Getenv: envOf(map[string]string{"MOSH_REMOTE_FAR_TOKEN": "caller", "MOSH_REMOTE_BAD NAME_TOKEN": "x"})}
-	if got := o.RemoteToken("far"); got != "caller" {
-		t.Fatalf("RemoteToken(far) = %q, want the caller's", got)
+	if got := o.remoteToken("far"); got != "caller" {
+		t.Fatalf("remoteToken(far) = %q, want the caller's", got)
 	}
-	if got := o.RemoteToken("bad name"); got != "" {
-		t.Fatalf("RemoteToken of an invalid name = %q", got)
+	if got := o.remoteToken("bad name"); got != "" {
+		t.Fatalf("remoteToken of an invalid name = %q", got)
 	}
-	if got := (Options{}).RemoteToken("far"); got != "process" {
-		t.Fatalf("RemoteToken without Getenv = %q, want the process's", got)
+	if got := (Options{}).remoteToken("far"); got != "process" {
+		t.Fatalf("remoteToken without Getenv = %q, want the process's", got)
 	}
 	c := &Client{opts: o}
 	if got := c.tokenOr("", "far"); got != "caller" {
