@@ -80,7 +80,7 @@ func TestEveryExportedNameIsUsedOutsideHerd(t *testing.T) {
 	all := src.String()
 	var unused []string
 	for _, n := range names {
-		if onlyAsAType[n] == "" && !regexp.MustCompile(`\bherd\.` + n + `\b`).MatchString(all) {
+		if onlyAsAType[n] == "" && !regexp.MustCompile(`\bherd\.`+n+`\b`).MatchString(all) {
 			unused = append(unused, n)
 		}
 	}
