@@ -4,8 +4,10 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -491,14 +493,7 @@ func (t *Table) HeadlessPicks() []*Engine {
 }
 
 // LookupNames lists every name Lookup resolves (engine names, aliases, binary basenames), sorted.
-func (t *Table) LookupNames() []string {
-	out := make([]string, 0, len(t.aliases))
-	for k := range t.aliases {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func (t *Table) LookupNames() []string { return slices.Sorted(maps.Keys(t.aliases)) }
 
 // Lookup finds an engine by name, alias or binary basename
 // (case-insensitive).

@@ -104,14 +104,7 @@ type Request struct {
 // id) reach answer too, with an empty ID. It stops when the test ends.
 func FakeDaemon(t testing.TB, home string, answer func(Request) string) {
 	t.Helper()
-	sock := herd.SocketPath(home)
-	if err := os.MkdirAll(filepath.Dir(sock), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := Listen(t, home)
 	t.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
@@ -141,6 +134,20 @@ func FakeDaemon(t testing.TB, home string, answer func(Request) string) {
 			}()
 		}
 	}()
+}
+
+// Listen listens on the herd socket of home, as a stand-in daemon does (the caller closes it).
+func Listen(t testing.TB, home string) net.Listener {
+	t.Helper()
+	sock := herd.SocketPath(home)
+	if err := os.MkdirAll(filepath.Dir(sock), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ln
 }
 
 // Result is a response line carrying result (a JSON value) for the request id.
