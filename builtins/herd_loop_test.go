@@ -15,6 +15,7 @@ import (
 
 	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
+	"github.com/mosh-dev/mosh/internal/herdtest"
 )
 
 // slowDaemon is a stand-in herd daemon on a MOSH_HOME's socket that holds every request until
@@ -40,14 +41,7 @@ func newSlowDaemon(t *testing.T) *slowDaemon {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(home) })
-	sock := herd.SocketPath(home)
-	if err := os.MkdirAll(filepath.Dir(sock), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := herdtest.Listen(t, home)
 	d := &slowDaemon{home: home, ln: ln, released: map[string]bool{}}
 	var wg sync.WaitGroup
 	t.Cleanup(func() {

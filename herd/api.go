@@ -118,9 +118,6 @@ func CheckName(s string) error {
 	return exitcode.New(exitcode.Usage, "invalid member name %q: use 1-32 characters, a lowercase letter first, then a-z, 0-9, '-' or '_' (e.g. --name api)", s)
 }
 
-// BlockedKinds are the sub-kinds a blocked state may carry.
-var BlockedKinds = vocab.Kinds()
-
 // ParseStateArg splits "blocked:permission" into state and kind and validates both (vocab.Parse,
 // the one parser: case-insensitive, lower-case out). Only blocked takes a kind. It accepts the
 // five reportable states (not gone). The error is a usage error naming the fix.
@@ -606,16 +603,13 @@ type TaskTransition struct {
 	Task      string `json:"task,omitempty"` // the task open at the time (log only)
 }
 
-// TaskArtifact is what a task came back with: the tail ArtifactMaxChars characters.
+// TaskArtifact is what a task came back with: the tail 8000 characters (ledger.ArtifactMaxChars).
 type TaskArtifact struct {
 	Text      string `json:"text"`
 	Source    string `json:"source"`    // hook (the engine's own final message) | screen (text since the prompt) | error (why there is none)
 	Truncated bool   `json:"truncated"` // the text is the tail of a longer answer
 	Chars     int    `json:"chars"`     // the original length in characters
 }
-
-// ArtifactMaxChars is how many characters of an answer a task keeps (the tail).
-const ArtifactMaxChars = 8000
 
 // Task is one prompt and what became of it. Transitions and Artifact are set by Task only.
 type Task struct {
@@ -635,7 +629,10 @@ type Task struct {
 	RemoteTaskID    string `json:"remoteTaskId,omitempty"`
 	RemoteContextID string `json:"remoteContextId,omitempty"`
 	// Queued: the task waits in its member's queue (state submitted), not typed yet.
-	Queued      bool             `json:"queued,omitempty"`
+	Queued bool `json:"queued,omitempty"`
+	// Autonomous: the member was autonomous when the task was minted (or had no manifest row);
+	// kept with the task, so it outlives the member (kill, prune) and restarts.
+	Autonomous  bool             `json:"autonomous,omitempty"`
 	Transitions []TaskTransition `json:"transitions,omitempty"`
 	Artifact    *TaskArtifact    `json:"artifact,omitempty"`
 }

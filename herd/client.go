@@ -60,10 +60,10 @@ func (o Options) Resolve() (Options, error) {
 	return o, nil
 }
 
-// RemoteToken is the bearer token of remote member name from the caller's environment
+// remoteToken is the bearer token of remote member name from the caller's environment
 // (MOSH_REMOTE_<NAME>_TOKEN; "" when unset or name is not a member name). The daemon learns a
 // remote member's token from the callers that have it, and keeps it in memory only.
-func (o Options) RemoteToken(name string) string {
+func (o Options) remoteToken(name string) string {
 	if !ValidName(name) {
 		return ""
 	}
@@ -865,8 +865,8 @@ func (a *AttachStream) Read(p []byte) (int, error) {
 func (a *AttachStream) Write(p []byte) (int, error) {
 	a.writeMu.Lock()
 	defer a.writeMu.Unlock()
-	for off := 0; off < len(p); off += MaxFrame {
-		end := min(off+MaxFrame, len(p))
+	for off := 0; off < len(p); off += maxFrame {
+		end := min(off+maxFrame, len(p))
 		if err := WriteFrame(a.conn, FrameData, p[off:end]); err != nil {
 			return off, err
 		}
@@ -878,7 +878,7 @@ func (a *AttachStream) Write(p []byte) (int, error) {
 func (a *AttachStream) Resize(cols, rows int) error {
 	a.writeMu.Lock()
 	defer a.writeMu.Unlock()
-	return WriteFrame(a.conn, FrameResize, ResizePayload(cols, rows))
+	return WriteFrame(a.conn, FrameResize, resizePayload(cols, rows))
 }
 
 // Close detaches; the member keeps running.
@@ -1040,12 +1040,12 @@ func (c *Client) Stats(ctx context.Context, member string, since time.Time) (*St
 	return &r, nil
 }
 
-// tokenOr is tok, or the caller's MOSH_REMOTE_<NAME>_TOKEN (Options.RemoteToken).
+// tokenOr is tok, or the caller's MOSH_REMOTE_<NAME>_TOKEN (Options.remoteToken).
 func (c *Client) tokenOr(tok, name string) string {
 	if tok != "" {
 		return tok
 	}
-	return c.Options().RemoteToken(name)
+	return c.Options().remoteToken(name)
 }
 
 // RemoteAddOptions tune RemoteAdd.

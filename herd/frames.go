@@ -14,7 +14,7 @@ const (
 	FrameResize byte = 'r' // client → daemon: 2-byte cols + 2-byte rows, big-endian
 	FrameExit   byte = 'x' // daemon → client: the member's process exited; payload {"exitCode":N}
 	FrameClose  byte = 'c' // either side: detach / the daemon is shutting down
-	MaxFrame         = 1 << 20
+	maxFrame         = 1 << 20
 )
 
 func WriteFrame(w io.Writer, typ byte, payload []byte) error {
@@ -42,8 +42,8 @@ func ReadFrame(r *bufio.Reader) (byte, []byte, error) {
 		return 0, nil, err
 	}
 	n := binary.BigEndian.Uint32(hdr[1:])
-	if n > MaxFrame {
-		return 0, nil, fmt.Errorf("attach frame of %d bytes exceeds the %d-byte limit", n, MaxFrame)
+	if n > maxFrame {
+		return 0, nil, fmt.Errorf("attach frame of %d bytes exceeds the %d-byte limit", n, maxFrame)
 	}
 	payload := make([]byte, n)
 	if _, err := io.ReadFull(r, payload); err != nil {
@@ -52,7 +52,7 @@ func ReadFrame(r *bufio.Reader) (byte, []byte, error) {
 	return hdr[0], payload, nil
 }
 
-func ResizePayload(cols, rows int) []byte {
+func resizePayload(cols, rows int) []byte {
 	var b [4]byte
 	binary.BigEndian.PutUint16(b[0:], uint16(ClampSize(cols)))
 	binary.BigEndian.PutUint16(b[2:], uint16(ClampSize(rows)))

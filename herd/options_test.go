@@ -55,14 +55,14 @@ func TestResolveHome(t *testing.T) {
 func TestRemoteTokenFromTheCallersEnvironment(t *testing.T) {
 	t.Setenv("MOSH_REMOTE_FAR_TOKEN", "process")
 	o := Options{Getenv: envOf(map[string]string{"MOSH_REMOTE_FAR_TOKEN": "caller", "MOSH_REMOTE_BAD NAME_TOKEN": "x"})}
-	if got := o.RemoteToken("far"); got != "caller" {
-		t.Fatalf("RemoteToken(far) = %q, want the caller's", got)
+	if got := o.remoteToken("far"); got != "caller" {
+		t.Fatalf("remoteToken(far) = %q, want the caller's", got)
 	}
-	if got := o.RemoteToken("bad name"); got != "" {
-		t.Fatalf("RemoteToken of an invalid name = %q", got)
+	if got := o.remoteToken("bad name"); got != "" {
+		t.Fatalf("remoteToken of an invalid name = %q", got)
 	}
-	if got := (Options{}).RemoteToken("far"); got != "process" {
-		t.Fatalf("RemoteToken without Getenv = %q, want the process's", got)
+	if got := (Options{}).remoteToken("far"); got != "process" {
+		t.Fatalf("remoteToken without Getenv = %q, want the process's", got)
 	}
 	c := &Client{opts: o}
 	if got := c.tokenOr("", "far"); got != "caller" {
@@ -73,12 +73,12 @@ func TestRemoteTokenFromTheCallersEnvironment(t *testing.T) {
 	}
 }
 
-// The adapters (the CLI, the script builtins, herd serve) resolve neither $MOSH_HOME nor remote
+// The adapters (the CLI, the script builtins, herd serve, herd mcp) resolve neither $MOSH_HOME nor remote
 // tokens, nor parse task ids or load the engines table for hooks: the client does, once. The
 // test reads their Go source (not comments or strings in messages): a read of MOSH_HOME is a call
 // or an index with the literal "MOSH_HOME" that is not the left side of an assignment.
 func TestAdaptersGoThroughTheClient(t *testing.T) {
-	dirs := []string{"../builtins", "../cmd/mosh", "a2aserve"}
+	dirs := []string{"../builtins", "../cmd/mosh", "a2aserve", "mcp"}
 	// The hook fast path resolves the socket from the environment alone, before any package
 	// beyond the early module loads (0.mosh/early/hookpath): it is not a client.
 	skip := map[string]bool{"internal": true}
@@ -151,7 +151,7 @@ func TestAdaptersGoThroughTheClient(t *testing.T) {
 					case "github.com/mosh-dev/mosh/herd/state.Load":
 						// ai() runs engines headless from the table itself, without a herd.
 						if filepath.Base(path) != "ai.go" {
-							report(n, "loads the engines table itself (use the client: herd.HookPlans)")
+							report(n, "loads the engines table itself (use the client: herd.HookPlans, herd.Engines)")
 						}
 					}
 				case *ast.IndexExpr:

@@ -209,7 +209,10 @@ type Task struct {
 	RemoteContextID string `json:"remoteContextId,omitempty"`
 	// Queued: the task waits in the daemon's queue for its member (minted with MintQueued, not
 	// yet started with StartTask); it has no transitions and reads StateSubmitted.
-	Queued      bool         `json:"queued,omitempty"`
+	Queued bool `json:"queued,omitempty"`
+	// Autonomous copies the member's autonomous flag (its manifest row) at mint; true when the
+	// member had no manifest row.
+	Autonomous  bool         `json:"autonomous,omitempty"`
 	Transitions []Transition `json:"transitions,omitempty"`
 	Artifact    *Artifact    `json:"artifact,omitempty"`
 }

@@ -8,10 +8,10 @@ import (
 	"time"
 )
 
-// taskCols reads a task row; the last two columns are the live state and kind of an open task.
+// taskCols reads a task row; after remote_context_id come the live state and kind of an open task.
 var taskCols = `id, member, text, submitted_ms, state_at_submit, state, kind, ended_ms, note, remote_task_id,
 	remote_context_id, CASE WHEN ended_ms IS NULL THEN ` + lastStateOf("tasks.id") + ` END,
-	CASE WHEN ended_ms IS NULL THEN ` + lastKindOf("tasks.id") + ` END, queued`
+	CASE WHEN ended_ms IS NULL THEN ` + lastKindOf("tasks.id") + ` END, queued, autonomous`
 
 func (s *Store) scanTask(r rowScanner) (Task, error) {
 	var (
@@ -21,7 +21,7 @@ func (s *Store) scanTask(r rowScanner) (Task, error) {
 		liveState, liveKind sql.NullString
 	)
 	if err := r.Scan(&n, &t.Member, &t.Text, &subMs, &t.StateAtSubmit, &t.State, &t.Kind, &ended, &t.Note,
-		&t.RemoteTaskID, &t.RemoteContextID, &liveState, &liveKind, &t.Queued); err != nil {
+		&t.RemoteTaskID, &t.RemoteContextID, &liveState, &liveKind, &t.Queued, &t.Autonomous); err != nil {
 		return t, err
 	}
 	if liveState.Valid {

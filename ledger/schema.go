@@ -84,6 +84,14 @@ CREATE TABLE artifacts (
 ALTER TABLE tasks ADD COLUMN queued INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX tasks_running ON tasks (member, id) WHERE ended_ms IS NULL AND queued = 0;
 `,
+	// 3: a task keeps its member's autonomous flag from its mint, so an adapter that hides
+	// autonomous members' tasks (A2A) still hides them after the member is killed and forgotten,
+	// across restarts. Older tasks take their member's flag, or 1 when the member is gone (hiding
+	// a task is the safe mistake).
+	`
+ALTER TABLE tasks ADD COLUMN autonomous INTEGER NOT NULL DEFAULT 0;
+UPDATE tasks SET autonomous = COALESCE((SELECT m.autonomous FROM members m WHERE m.name = tasks.member), 1);
+`,
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -44,15 +44,24 @@ func (s *Store) mintTask(member, text, stateAtSubmit string, at time.Time, queue
 	if at.IsZero() {
 		at = s.now()
 	}
-	var id int64
+	var (
+		id   int64
+		auto bool
+	)
 	what, q := "mint task", 0
 	if queued {
 		what, q = "mint queued task", 1
 	}
 	err := s.writeTx(what, func(tx *sql.Tx) error {
-		res, err := tx.Exec(`INSERT INTO tasks (member, text, submitted_ms, state_at_submit, state, bytes, queued)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`, member, text, at.UnixMilli(), stateAtSubmit, StateSubmitted, len(text), q)
+		// The member's autonomous flag from its manifest row; a member without one (not on the
+		// manifest) counts as autonomous.
+		res, err := tx.Exec(`INSERT INTO tasks (member, text, submitted_ms, state_at_submit, state, bytes, queued, autonomous)
+			VALUES (?, ?, ?, ?, ?, ?, ?, COALESCE((SELECT autonomous FROM members WHERE name = ?), 1))`,
+			member, text, at.UnixMilli(), stateAtSubmit, StateSubmitted, len(text), q, member)
 		if err != nil {
+			return err
+		}
+		if err := tx.QueryRow(`SELECT autonomous FROM tasks WHERE id = last_insert_rowid()`).Scan(&auto); err != nil {
 			return err
 		}
 		if id, err = res.LastInsertId(); err != nil || queued {
@@ -65,7 +74,7 @@ func (s *Store) mintTask(member, text, stateAtSubmit string, at time.Time, queue
 	}
 	return Task{
 		ID: FormatTaskID(id), Member: member, Text: text, Submitted: fromMs(at.UnixMilli()),
-		StateAtSubmit: stateAtSubmit, State: StateSubmitted, Open: true, Queued: queued,
+		StateAtSubmit: stateAtSubmit, State: StateSubmitted, Open: true, Queued: queued, Autonomous: auto,
 	}, nil
 }
 

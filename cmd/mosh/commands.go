@@ -53,31 +53,26 @@ type headerProblem struct {
 }
 
 func (c *cli) commandsCmd() *cobra.Command {
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "commands [--json]",
 		Short: "list every verb and script function with its usage",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			l := c.listing(cmd.Root())
-			if asJSON {
-				enc := json.NewEncoder(c.gs.Stdout)
-				enc.SetIndent("", "  ")
-				enc.SetEscapeHTML(false) // signatures hold < and >
-				return enc.Encode(l)
-			}
-			c.printListing(l)
-			return nil
+			// writeJSON escapes no HTML: signatures hold < and >.
+			return output(cmd, c.gs.Stdout, l, func() error {
+				c.printListing(l)
+				return nil
+			})
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the listing as JSON")
+	jsonFlag(cmd, "print the listing as JSON")
 	return cmd
 }
 
 // typesCmd prints TypeScript declarations of every script global and built-in module, generated
 // from the same registry as `mosh commands`, for editors: `mosh types > mosh.d.ts`.
 func (c *cli) typesCmd() *cobra.Command {
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "types [--json]",
 		Short: "print TypeScript declarations of every script function, value and mosh: module (mosh types > mosh.d.ts)",
@@ -88,17 +83,16 @@ func (c *cli) typesCmd() *cobra.Command {
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			text := builtins.Declarations()
-			if asJSON {
-				return writeJSON(c.gs.Stdout, struct {
-					File string `json:"file"`
-					Text string `json:"text"`
-				}{"mosh.d.ts", text})
-			}
-			_, err := fmt.Fprint(c.gs.Stdout, text)
-			return err
+			return output(cmd, c.gs.Stdout, struct {
+				File string `json:"file"`
+				Text string `json:"text"`
+			}{"mosh.d.ts", text}, func() error {
+				_, err := fmt.Fprint(c.gs.Stdout, text)
+				return err
+			})
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print {file, text} as JSON")
+	jsonFlag(cmd, "print {file, text} as JSON")
 	return cmd
 }
 

@@ -142,12 +142,11 @@ type dryRunReport struct {
 }
 
 // narrate reports what cmd would do and does nothing: "would" completes "would …".
-func (h *herdCLI) narrate(cmd *cobra.Command, asJSON bool, would string, params any) error {
-	if asJSON {
-		return writeJSON(h.stdout, dryRunReport{DryRun: true, Verb: commandKey(cmd), Would: would, Params: params})
-	}
-	_, err := fmt.Fprintf(h.stderr, "mosh: dry run: would %s (nothing done)\n", would)
-	return err
+func (h *herdCLI) narrate(cmd *cobra.Command, would string, params any) error {
+	return output(cmd, h.stdout, dryRunReport{DryRun: true, Verb: commandKey(cmd), Would: would, Params: params}, func() error {
+		_, err := fmt.Fprintf(h.stderr, "mosh: dry run: would %s (nothing done)\n", would)
+		return err
+	})
 }
 
 // dryRoster is the roster a dry run checks names against: the running daemon's, or empty when
@@ -199,7 +198,7 @@ func quoteArgs(args []string) string {
 
 // ---- the narrating verbs ----------------------------------------------------------------------
 
-func (h *herdCLI) dryLaunch(cmd *cobra.Command, asJSON bool, what string, p any, name string) error {
+func (h *herdCLI) dryLaunch(cmd *cobra.Command, what string, p any, name string) error {
 	if name != "" {
 		byName, _, err := h.dryRoster(cmd.Context())
 		if err != nil {
@@ -209,10 +208,10 @@ func (h *herdCLI) dryLaunch(cmd *cobra.Command, asJSON bool, what string, p any,
 			return exitcode.New(exitcode.Usage, "a member named %s already runs: pick another --name (or mosh kill %s first)", name, name)
 		}
 	}
-	return h.narrate(cmd, asJSON, what, p)
+	return h.narrate(cmd, what, p)
 }
 
-func (h *herdCLI) dryRun(cmd *cobra.Command, asJSON bool, p herd.RunParams) error {
+func (h *herdCLI) dryRun(cmd *cobra.Command, p herd.RunParams) error {
 	what := "run " + quoteArgs(p.Argv)
 	if p.Name != "" {
 		what += " as member " + p.Name
@@ -221,7 +220,7 @@ func (h *herdCLI) dryRun(cmd *cobra.Command, asJSON bool, p herd.RunParams) erro
 		what += " in " + h.style().abbrevHome(p.Cwd)
 	}
 	// The params without the environment: it can hold secrets and is never printed.
-	return h.dryLaunch(cmd, asJSON, what, struct {
+	return h.dryLaunch(cmd, what, struct {
 		Name   string   `json:"name,omitempty"`
 		Cwd    string   `json:"cwd,omitempty"`
 		Engine string   `json:"engine,omitempty"`
@@ -229,7 +228,7 @@ func (h *herdCLI) dryRun(cmd *cobra.Command, asJSON bool, p herd.RunParams) erro
 	}{p.Name, p.Cwd, p.Engine, p.Argv}, p.Name)
 }
 
-func (h *herdCLI) dryStart(cmd *cobra.Command, asJSON bool, p herd.StartParams) error {
+func (h *herdCLI) dryStart(cmd *cobra.Command, p herd.StartParams) error {
 	what := "start " + p.Engine
 	if p.Name != "" {
 		what += " as member " + p.Name
@@ -245,7 +244,7 @@ func (h *herdCLI) dryStart(cmd *cobra.Command, asJSON bool, p herd.StartParams) 
 	if p.Cwd != "" {
 		what += " in " + h.style().abbrevHome(p.Cwd)
 	}
-	return h.dryLaunch(cmd, asJSON, what, struct {
+	return h.dryLaunch(cmd, what, struct {
 		Engine string   `json:"engine"`
 		Name   string   `json:"name,omitempty"`
 		Cwd    string   `json:"cwd,omitempty"`
@@ -254,7 +253,7 @@ func (h *herdCLI) dryStart(cmd *cobra.Command, asJSON bool, p herd.StartParams) 
 	}{p.Engine, p.Name, p.Cwd, p.Agent, p.Args}, p.Name)
 }
 
-func (h *herdCLI) dryPrompt(cmd *cobra.Command, asJSON bool, name, text string, opts herd.PromptOptions) error {
+func (h *herdCLI) dryPrompt(cmd *cobra.Command, name, text string, opts herd.PromptOptions) error {
 	if err := herd.CheckPromptText(text); err != nil {
 		return err
 	}
@@ -268,7 +267,7 @@ func (h *herdCLI) dryPrompt(cmd *cobra.Command, asJSON bool, name, text string, 
 	if opts.Wait {
 		what += ", then wait for it"
 	}
-	return h.narrate(cmd, asJSON, what, struct {
+	return h.narrate(cmd, what, struct {
 		Name   string   `json:"name"`
 		Text   string   `json:"text"`
 		Answer bool     `json:"answer,omitempty"`
@@ -277,14 +276,14 @@ func (h *herdCLI) dryPrompt(cmd *cobra.Command, asJSON bool, name, text string, 
 	}{name, text, opts.Answer, opts.Wait, opts.States})
 }
 
-func (h *herdCLI) drySendKeys(cmd *cobra.Command, asJSON bool, name string, keys []string) error {
+func (h *herdCLI) drySendKeys(cmd *cobra.Command, name string, keys []string) error {
 	if _, err := h.dryMember(cmd, name); err != nil {
 		return err
 	}
-	return h.narrate(cmd, asJSON, "send "+quoteArgs(keys)+" to "+name, herd.SendKeysParams{Name: name, Keys: keys})
+	return h.narrate(cmd, "send "+quoteArgs(keys)+" to "+name, herd.SendKeysParams{Name: name, Keys: keys})
 }
 
-func (h *herdCLI) dryKill(cmd *cobra.Command, asJSON bool, names []string, all bool) error {
+func (h *herdCLI) dryKill(cmd *cobra.Command, names []string, all bool) error {
 	byName, roster, err := h.dryRoster(cmd.Context())
 	if err != nil {
 		return err
@@ -323,8 +322,8 @@ func (h *herdCLI) dryKill(cmd *cobra.Command, asJSON bool, names []string, all b
 	if none {
 		parts = append(parts, "kill nothing")
 	}
-	if !none || len(would.Missing) == 0 || asJSON {
-		if err := h.narrate(cmd, asJSON, strings.Join(parts, " and "), would); err != nil {
+	if !none || len(would.Missing) == 0 || jsonOn(cmd) { // JSON always has its result
+		if err := h.narrate(cmd, strings.Join(parts, " and "), would); err != nil {
 			return err
 		}
 	}
@@ -337,7 +336,7 @@ func (h *herdCLI) dryKill(cmd *cobra.Command, asJSON bool, names []string, all b
 	return nil
 }
 
-func (h *herdCLI) dryPrune(cmd *cobra.Command, asJSON bool) error {
+func (h *herdCLI) dryPrune(cmd *cobra.Command) error {
 	_, roster, err := h.dryRoster(cmd.Context())
 	if err != nil {
 		return err
@@ -352,19 +351,19 @@ func (h *herdCLI) dryPrune(cmd *cobra.Command, asJSON bool) error {
 	if len(prune) > 0 {
 		what = "forget " + strings.Join(prune, ", ") + " (not running; their ledger is kept)"
 	}
-	return h.narrate(cmd, asJSON, what, struct {
+	return h.narrate(cmd, what, struct {
 		Prune []string `json:"prune"`
 	}{prune})
 }
 
-func (h *herdCLI) dryReport(cmd *cobra.Command, asJSON bool, name, stateArg string) error {
-	return h.narrate(cmd, asJSON, "report "+name+" as "+stateArg, struct {
+func (h *herdCLI) dryReport(cmd *cobra.Command, name, stateArg string) error {
+	return h.narrate(cmd, "report "+name+" as "+stateArg, struct {
 		Name  string `json:"name"`
 		State string `json:"state"`
 	}{name, stateArg})
 }
 
-func (h *herdCLI) dryDaemonStop(cmd *cobra.Command, asJSON bool, yes bool) error {
+func (h *herdCLI) dryDaemonStop(cmd *cobra.Command, yes bool) error {
 	opts, err := h.options()
 	if err != nil {
 		return err
@@ -374,7 +373,7 @@ func (h *herdCLI) dryDaemonStop(cmd *cobra.Command, asJSON bool, yes bool) error
 		return err
 	}
 	if !st.Running {
-		return h.narrate(cmd, asJSON, "do nothing: no herd daemon is running", struct {
+		return h.narrate(cmd, "do nothing: no herd daemon is running", struct {
 			Running bool `json:"running"`
 		}{false})
 	}
@@ -395,13 +394,13 @@ func (h *herdCLI) dryDaemonStop(cmd *cobra.Command, asJSON bool, yes bool) error
 	if len(running) > 0 {
 		what += " and kill " + strings.Join(running, ", ")
 	}
-	return h.narrate(cmd, asJSON, what, struct {
+	return h.narrate(cmd, what, struct {
 		Pid  int      `json:"pid"`
 		Kill []string `json:"kill"`
 	}{st.Pid, running})
 }
 
-func (h *herdCLI) dryRemoteAdd(cmd *cobra.Command, asJSON bool, name, url string, opts herd.RemoteAddOptions) error {
+func (h *herdCLI) dryRemoteAdd(cmd *cobra.Command, name, url string, opts herd.RemoteAddOptions) error {
 	byName, _, err := h.dryRoster(cmd.Context())
 	if err != nil {
 		return err
@@ -413,7 +412,7 @@ func (h *herdCLI) dryRemoteAdd(cmd *cobra.Command, asJSON bool, name, url string
 	if opts.Force {
 		what += " even if it does not answer"
 	}
-	return h.narrate(cmd, asJSON, what, struct {
+	return h.narrate(cmd, what, struct {
 		Name     string `json:"name"`
 		URL      string `json:"url"`
 		Kind     string `json:"kind"`
@@ -423,7 +422,7 @@ func (h *herdCLI) dryRemoteAdd(cmd *cobra.Command, asJSON bool, name, url string
 	}{name, url, opts.Kind, opts.InputKey, opts.Force, opts.Token != ""})
 }
 
-func (h *herdCLI) dryRemoteRemove(cmd *cobra.Command, asJSON bool, name string) error {
+func (h *herdCLI) dryRemoteRemove(cmd *cobra.Command, name string) error {
 	m, err := h.dryMember(cmd, name)
 	if err != nil {
 		return err
@@ -431,14 +430,14 @@ func (h *herdCLI) dryRemoteRemove(cmd *cobra.Command, asJSON bool, name string) 
 	if m.Kind != herd.KindRemote {
 		return exitcode.New(exitcode.Usage, "%s is not a remote member: mosh kill %s stops it", name, name)
 	}
-	return h.narrate(cmd, asJSON, "deregister the remote member "+name+" (its open task canceled first)", struct {
+	return h.narrate(cmd, "deregister the remote member "+name+" (its open task canceled first)", struct {
 		Name string `json:"name"`
 	}{name})
 }
 
 // dryToken narrates a token change (--rotate, or the first use that creates it); done=false
 // means nothing would change and the verb runs as usual (reading the token is no side effect).
-func dryToken(gs *globalState, cmd *cobra.Command, asJSON, rotate bool, path string) (done bool, err error) {
+func dryToken(gs *globalState, cmd *cobra.Command, rotate bool, path string) (done bool, err error) {
 	h := newHerdCLI(gs)
 	p := struct {
 		Path   string `json:"path"`
@@ -448,10 +447,10 @@ func dryToken(gs *globalState, cmd *cobra.Command, asJSON, rotate bool, path str
 	switch _, statErr := os.Stat(path); {
 	case rotate:
 		p.Rotate = true
-		return true, h.narrate(cmd, asJSON, "replace the herd token at "+displayPath(gs, path)+" (the old one and its credentials would stop working)", p)
+		return true, h.narrate(cmd, "replace the herd token at "+displayPath(gs, path)+" (the old one and its credentials would stop working)", p)
 	case errors.Is(statErr, fs.ErrNotExist):
 		p.Create = true
-		return true, h.narrate(cmd, asJSON, "create the herd token at "+displayPath(gs, path)+" (0600)", p)
+		return true, h.narrate(cmd, "create the herd token at "+displayPath(gs, path)+" (0600)", p)
 	}
 	return false, nil
 }
@@ -474,5 +473,5 @@ func dryServe(gs *globalState, cmd *cobra.Command, f serveFlags) error {
 	if !a2a.IsLoopback(addr) {
 		what += ", beyond loopback"
 	}
-	return newHerdCLI(gs).narrate(cmd, f.asJSON, what, nil)
+	return newHerdCLI(gs).narrate(cmd, what, nil)
 }

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +13,7 @@ import (
 
 	"0.mosh/early/hookpath"
 	"github.com/mosh-dev/mosh/herd"
+	"github.com/mosh-dev/mosh/internal/herdtest"
 )
 
 // ageMs is what changes between two calls a few milliseconds apart: a member's age, an open
@@ -141,52 +140,23 @@ func (vd *verbDaemon) take() []string {
 
 func startVerbDaemon(t *testing.T, home string) *verbDaemon {
 	t.Helper()
-	sock := filepath.Join(home, "herd", "mosh.sock")
-	if err := os.MkdirAll(filepath.Dir(sock), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
 	vd := &verbDaemon{answers: map[string]string{}}
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer conn.Close()
-				r := bufio.NewReader(conn)
-				for {
-					line, err := r.ReadBytes('\n')
-					if err != nil {
-						return
-					}
-					var req struct {
-						ID     json.RawMessage `json:"id"`
-						Method string          `json:"method"`
-					}
-					if json.Unmarshal(line, &req) != nil || len(req.ID) == 0 {
-						continue
-					}
-					vd.mu.Lock()
-					vd.lines = append(vd.lines, string(line))
-					res := vd.answers[req.Method]
-					vd.mu.Unlock()
-					answer := `{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":` + res + "}\n"
-					if res == "" {
-						answer = `{"jsonrpc":"2.0","id":` + string(req.ID) + `,"error":{"code":-32003,"message":"no such thing","data":{"exitCode":3}}}` + "\n"
-					} else if strings.HasPrefix(res, `{"code"`) {
-						answer = `{"jsonrpc":"2.0","id":` + string(req.ID) + `,"error":` + res + "}\n"
-					}
-					conn.Write([]byte(answer))
-				}
-			}()
+	herdtest.FakeDaemon(t, home, func(r herdtest.Request) string {
+		if len(r.ID) == 0 {
+			return ""
 		}
-	}()
+		vd.mu.Lock()
+		vd.lines = append(vd.lines, string(r.Line))
+		res := vd.answers[r.Method]
+		vd.mu.Unlock()
+		switch {
+		case res == "":
+			return herdtest.Error(r.ID, `{"code":-32003,"message":"no such thing","data":{"exitCode":3}}`)
+		case strings.HasPrefix(res, `{"code"`):
+			return herdtest.Error(r.ID, res)
+		}
+		return herdtest.Result(r.ID, res)
+	})
 	return vd
 }
 

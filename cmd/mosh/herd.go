@@ -165,23 +165,21 @@ func parseStates(s string) ([]string, error) {
 
 // ---- run / start ------------------------------------------------------------------------------
 
-func (h *herdCLI) printLaunched(m *herd.Member, asJSON bool) error {
-	if asJSON {
-		return writeJSON(h.stdout, m)
-	}
-	st := h.style()
-	if !st.tty {
-		_, err := fmt.Fprintln(h.stdout, m.Name)
+func (h *herdCLI) printLaunched(cmd *cobra.Command, m *herd.Member) error {
+	return output(cmd, h.stdout, m, func() error {
+		st := h.style()
+		if !st.tty {
+			_, err := fmt.Fprintln(h.stdout, m.Name)
+			return err
+		}
+		_, err := fmt.Fprintf(h.stdout, "started %s (%s, pid %d, %s) — mosh attach %s\n",
+			st.paint(ansiBold, m.Name), m.Engine, m.Pid, st.abbrevHome(m.Cwd), m.Name)
 		return err
-	}
-	_, err := fmt.Fprintf(h.stdout, "started %s (%s, pid %d, %s) — mosh attach %s\n",
-		st.paint(ansiBold, m.Name), m.Engine, m.Pid, st.abbrevHome(m.Cwd), m.Name)
-	return err
+	})
 }
 
 func (h *herdCLI) runCmd() *cobra.Command {
 	var name, cwd, engine string
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "run [--name N] [--cwd DIR] [--engine E] -- CMD [ARGS…]",
 		Short: "run any command as a herd member that outlives this terminal",
@@ -204,14 +202,14 @@ func (h *herdCLI) runCmd() *cobra.Command {
 				return err
 			}
 			if isDryRun(cmd) {
-				return h.dryRun(cmd, asJSON, herd.RunParams{Name: name, Cwd: dir, Engine: engine, Argv: args})
+				return h.dryRun(cmd, herd.RunParams{Name: name, Cwd: dir, Engine: engine, Argv: args})
 			}
 			return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {
 				m, err := c.Run(ctx, herd.RunParams{Name: name, Cwd: dir, Engine: engine, Argv: args, Env: h.environ})
 				if err != nil {
 					return err
 				}
-				return h.printLaunched(m, asJSON)
+				return h.printLaunched(cmd, m)
 			})
 		},
 	}
@@ -219,13 +217,13 @@ func (h *herdCLI) runCmd() *cobra.Command {
 	cmd.Flags().StringVar(&name, "name", "", "member name ([a-z][a-z0-9_-]{0,31}); default <engine>-<dir>")
 	cmd.Flags().StringVar(&cwd, "cwd", "", "working directory (default: the current one)")
 	cmd.Flags().StringVar(&engine, "engine", "", "engine whose state rules classify the screen (default: from the command)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the member as JSON")
+	jsonFlag(cmd, "print the member as JSON")
 	return cmd
 }
 
 func (h *herdCLI) startCmd() *cobra.Command {
 	var name, cwd string
-	var agent, asJSON bool
+	var agent bool
 	cmd := &cobra.Command{
 		Use:   "start ENGINE [--name N] [--cwd DIR] [--agent] [-- ARGS…]",
 		Short: "start a coding agent from the engines table (claude, codex, opencode, pi, gemini, aider…)",
@@ -250,21 +248,21 @@ func (h *herdCLI) startCmd() *cobra.Command {
 				return err
 			}
 			if isDryRun(cmd) {
-				return h.dryStart(cmd, asJSON, herd.StartParams{Engine: engineArgs[0], Name: name, Cwd: dir, Agent: agent, Args: extra})
+				return h.dryStart(cmd, herd.StartParams{Engine: engineArgs[0], Name: name, Cwd: dir, Agent: agent, Args: extra})
 			}
 			return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {
 				m, err := c.Start(ctx, herd.StartParams{Engine: engineArgs[0], Name: name, Cwd: dir, Agent: agent, Args: extra, Env: h.environ})
 				if err != nil {
 					return err
 				}
-				return h.printLaunched(m, asJSON)
+				return h.printLaunched(cmd, m)
 			})
 		},
 	}
 	cmd.Flags().StringVar(&name, "name", "", "member name ([a-z][a-z0-9_-]{0,31}); default <engine>-<dir>")
 	cmd.Flags().StringVar(&cwd, "cwd", "", "working directory (default: the current one)")
 	cmd.Flags().BoolVar(&agent, "agent", false, "add the engine's autonomous flags and mark the member autonomous")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the member as JSON")
+	jsonFlag(cmd, "print the member as JSON")
 	return cmd
 }
 
@@ -281,34 +279,30 @@ func absOrEmpty(p string) string {
 // ---- ps ---------------------------------------------------------------------------------------
 
 func (h *herdCLI) psCmd(use string) *cobra.Command {
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:     use,
 		Aliases: []string{"list", "ls"},
 		Short:   "list herd members: name, engine, state, authority, cwd, age",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return h.runPs(cmd, asJSON)
+			return h.runPs(cmd)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the roster as a JSON array")
+	jsonFlag(cmd, "print the roster as a JSON array")
 	return cmd
 }
 
-func (h *herdCLI) runPs(cmd *cobra.Command, asJSON bool) error {
+func (h *herdCLI) runPs(cmd *cobra.Command) error {
 	return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {
 		members, err := c.List(ctx)
 		if err != nil {
 			return err
 		}
 		sort.SliceStable(members, func(i, j int) bool { return members[i].Name < members[j].Name })
-		if asJSON {
-			if members == nil {
-				members = []herd.Member{}
-			}
-			return writeJSON(h.stdout, members)
+		if members == nil {
+			members = []herd.Member{}
 		}
-		return h.writeRoster(members)
+		return output(cmd, h.stdout, members, func() error { return h.writeRoster(members) })
 	})
 }
 
@@ -438,7 +432,7 @@ func (h *herdCLI) attachCmd() *cobra.Command {
 // ---- prompt / read / send-keys ----------------------------------------------------------------
 
 func (h *herdCLI) promptCmd() *cobra.Command {
-	var wait, answer, now, asJSON bool
+	var wait, answer, now bool
 	var timeout, states, cont string
 	cmd := &cobra.Command{
 		Use:   "prompt NAME TEXT… [--wait] [--timeout D] [--answer] [--now]",
@@ -477,14 +471,14 @@ func (h *herdCLI) promptCmd() *cobra.Command {
 				}
 			}
 			if isDryRun(cmd) {
-				return h.dryPrompt(cmd, asJSON, name, text, opts)
+				return h.dryPrompt(cmd, name, text, opts)
 			}
 			return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {
 				r, err := c.Prompt(ctx, name, text, opts)
 				if r == nil || (!r.Sent && err != nil) {
 					return err
 				}
-				if perr := h.printPrompt(r, wait, asJSON); perr != nil {
+				if perr := h.printPrompt(cmd, r, wait); perr != nil {
 					return perr
 				}
 				return err
@@ -497,7 +491,7 @@ func (h *herdCLI) promptCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&answer, "answer", false, "type into a blocked member on purpose (answering its question or menu)")
 	cmd.Flags().StringVar(&cont, "continue", "", "queue the text into the member's running task t-N (a follow-up) instead of a new task")
 	cmd.Flags().BoolVar(&now, "now", false, "type at once into a working member instead of queueing behind its turn (its running task ends canceled)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	jsonFlag(cmd, "print the result as JSON")
 	return cmd
 }
 
@@ -519,10 +513,11 @@ func waitTimeout(s string) (time.Duration, error) {
 	return d, nil
 }
 
-func (h *herdCLI) printPrompt(r *herd.PromptResult, wait, asJSON bool) error {
-	if asJSON {
-		return writeJSON(h.stdout, r)
-	}
+func (h *herdCLI) printPrompt(cmd *cobra.Command, r *herd.PromptResult, wait bool) error {
+	return output(cmd, h.stdout, r, func() error { return h.writePrompt(r, wait) })
+}
+
+func (h *herdCLI) writePrompt(r *herd.PromptResult, wait bool) error {
 	st := h.style()
 	if !st.tty {
 		if r.Queued {
@@ -551,7 +546,6 @@ func (h *herdCLI) printPrompt(r *herd.PromptResult, wait, asJSON bool) error {
 
 func (h *herdCLI) readCmd() *cobra.Command {
 	var lines int
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "read NAME [--lines N]",
 		Short: "print the last lines of a member's screen and history",
@@ -568,25 +562,24 @@ func (h *herdCLI) readCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if asJSON {
-					return writeJSON(h.stdout, r)
-				}
-				screen := r.Screen
-				if screen != "" && !strings.HasSuffix(screen, "\n") {
-					screen += "\n"
-				}
-				_, err = io.WriteString(h.stdout, screen)
-				return err
+				return output(cmd, h.stdout, r, func() error {
+					screen := r.Screen
+					if screen != "" && !strings.HasSuffix(screen, "\n") {
+						screen += "\n"
+					}
+					_, err := io.WriteString(h.stdout, screen)
+					return err
+				})
 			})
 		},
 	}
 	cmd.Flags().IntVarP(&lines, "lines", "n", herd.DefaultReadLines, "how many lines")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print {name, state, screen} as JSON")
+	jsonFlag(cmd, "print {name, state, screen} as JSON")
 	return cmd
 }
 
 func (h *herdCLI) sendKeysCmd() *cobra.Command {
-	var asJSON, now bool
+	var now bool
 	cmd := &cobra.Command{
 		Use:   "send-keys NAME KEY… [--json] [-- KEY…]",
 		Short: "send keys to a member: Enter, Escape, C-c, Up/Down/Left/Right, Tab, BSpace, Space, digits, literal text",
@@ -605,7 +598,7 @@ func (h *herdCLI) sendKeysCmd() *cobra.Command {
 				return err
 			}
 			if isDryRun(cmd) {
-				return h.drySendKeys(cmd, asJSON, args[0], args[1:])
+				return h.drySendKeys(cmd, args[0], args[1:])
 			}
 			return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {
 				send := c.SendKeys
@@ -616,10 +609,7 @@ func (h *herdCLI) sendKeysCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if asJSON {
-					return writeJSON(h.stdout, r)
-				}
-				return nil
+				return output(cmd, h.stdout, r, nil)
 			})
 		},
 	}
@@ -628,7 +618,7 @@ func (h *herdCLI) sendKeysCmd() *cobra.Command {
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr("%s (keys that start with - go after --: mosh herd send-keys NAME -- -n)", flagErrorText(err))
 	})
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print {name, bytes} as JSON")
+	jsonFlag(cmd, "print {name, bytes} as JSON")
 	cmd.Flags().BoolVar(&now, "now", false, "type at once, even to a member a hook reports blocked whose screen has not shown the question yet")
 	return cmd
 }
@@ -637,7 +627,6 @@ func (h *herdCLI) sendKeysCmd() *cobra.Command {
 // keys: Escape, then Ctrl-C only if it still reads busy; a remote member's task canceled) and
 // closes its task interrupted — the same daemon path as A2A tasks/cancel.
 func (h *herdCLI) interruptCmd() *cobra.Command {
-	var asJSON bool
 	var grace string
 	cmd := &cobra.Command{
 		Use:   "interrupt NAME [--grace D] [--json]",
@@ -661,31 +650,30 @@ func (h *herdCLI) interruptCmd() *cobra.Command {
 				if _, err := h.dryMember(cmd, args[0]); err != nil {
 					return err
 				}
-				return h.narrate(cmd, asJSON, "interrupt the turn of "+args[0], herd.InterruptParams{Name: args[0], GraceMs: opts.Grace.Milliseconds()})
+				return h.narrate(cmd, "interrupt the turn of "+args[0], herd.InterruptParams{Name: args[0], GraceMs: opts.Grace.Milliseconds()})
 			}
 			return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {
 				r, err := c.Interrupt(ctx, args[0], opts)
 				if err != nil {
 					return err
 				}
-				if asJSON {
-					return writeJSON(h.stdout, r)
-				}
-				switch {
-				case r.Remote:
-					fmt.Fprintf(h.stdout, "%s: its remote task was canceled", r.Name)
-				default:
-					fmt.Fprintf(h.stdout, "%s: sent %s", r.Name, strings.Join(append(append([]string(nil), r.Keys...), r.Then...), " "))
-				}
-				if r.Task != "" {
-					fmt.Fprintf(h.stdout, "; task %s %s", r.Task, r.TaskState)
-				}
-				fmt.Fprintf(h.stdout, "; now %s\n", r.State)
-				return nil
+				return output(cmd, h.stdout, r, func() error {
+					switch {
+					case r.Remote:
+						fmt.Fprintf(h.stdout, "%s: its remote task was canceled", r.Name)
+					default:
+						fmt.Fprintf(h.stdout, "%s: sent %s", r.Name, strings.Join(append(append([]string(nil), r.Keys...), r.Then...), " "))
+					}
+					if r.Task != "" {
+						fmt.Fprintf(h.stdout, "; task %s %s", r.Task, r.TaskState)
+					}
+					_, err := fmt.Fprintf(h.stdout, "; now %s\n", r.State)
+					return err
+				})
 			})
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print {name, task, taskState, keys, then, remote, state} as JSON")
+	jsonFlag(cmd, "print {name, task, taskState, keys, then, remote, state} as JSON")
 	cmd.Flags().StringVar(&grace, "grace", "", "how long to wait after the first keys before Ctrl-C (default: the engines table's, 1.5s)")
 	return cmd
 }
@@ -693,7 +681,7 @@ func (h *herdCLI) interruptCmd() *cobra.Command {
 // ---- wait -------------------------------------------------------------------------------------
 
 func (h *herdCLI) waitCmd() *cobra.Command {
-	var anyF, allF, asJSON bool
+	var anyF, allF bool
 	var states, timeout string
 	cmd := &cobra.Command{
 		Use:   "wait NAME… [--any|--all] [--state S,…] [--timeout D]",
@@ -723,7 +711,7 @@ func (h *herdCLI) waitCmd() *cobra.Command {
 				if r == nil || r.Outcome == "" {
 					return err // the wait itself failed (daemon, usage): nothing to print
 				}
-				if perr := h.printWait(r, asJSON); perr != nil {
+				if perr := h.printWait(cmd, r); perr != nil {
 					return perr
 				}
 				return err
@@ -734,17 +722,18 @@ func (h *herdCLI) waitCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&allF, "all", false, "return when every member matched (the default for several names)")
 	cmd.Flags().StringVar(&states, "state", "", "states to wait for, comma-separated (default blocked,done)")
 	cmd.Flags().StringVar(&timeout, "timeout", "30m", "give up after this long (exit 2); 0 = never")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print {mode, outcome, winner, results} as JSON")
+	jsonFlag(cmd, "print {mode, outcome, winner, results} as JSON")
 	return cmd
 }
 
-func (h *herdCLI) printWait(r *herd.WaitResult, asJSON bool) error {
-	if asJSON {
-		if r.Results == nil {
-			r.Results = []herd.WaitOutcome{}
-		}
-		return writeJSON(h.stdout, r)
+func (h *herdCLI) printWait(cmd *cobra.Command, r *herd.WaitResult) error {
+	if r.Results == nil {
+		r.Results = []herd.WaitOutcome{}
 	}
+	return output(cmd, h.stdout, r, func() error { return h.writeWait(r) })
+}
+
+func (h *herdCLI) writeWait(r *herd.WaitResult) error {
 	st := h.style()
 	if st.tty && r.Mode == "one" && len(r.Results) == 1 {
 		o := r.Results[0]
@@ -772,7 +761,7 @@ func (h *herdCLI) printWait(r *herd.WaitResult, asJSON bool) error {
 // ---- kill / prune / restore -------------------------------------------------------------------
 
 func (h *herdCLI) killCmd() *cobra.Command {
-	var all, asJSON bool
+	var all bool
 	cmd := &cobra.Command{
 		Use:   "kill NAME…|t-N…|--all",
 		Short: "stop members and forget them, or remove queued prompts (t-N) untyped (exit 3 only if none was found)",
@@ -784,14 +773,14 @@ func (h *herdCLI) killCmd() *cobra.Command {
 				return err
 			}
 			if isDryRun(cmd) {
-				return h.dryKill(cmd, asJSON, args, all)
+				return h.dryKill(cmd, args, all)
 			}
 			return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {
 				r, err := c.Kill(ctx, args, all)
 				if err != nil {
-					if asJSON && exitcode.Of(err) == exitcode.Gone {
+					if exitcode.Of(err) == exitcode.Gone {
 						// None of the names is a member: the result says so too, not only stderr.
-						if werr := writeJSON(h.stdout, herd.KillResult{Killed: []string{}, Missing: args}); werr != nil {
+						if werr := output(cmd, h.stdout, herd.KillResult{Killed: []string{}, Missing: args}, nil); werr != nil {
 							return werr
 						}
 					}
@@ -800,11 +789,7 @@ func (h *herdCLI) killCmd() *cobra.Command {
 				if r.Killed == nil {
 					r.Killed = []string{}
 				}
-				if asJSON {
-					if err := writeJSON(h.stdout, r); err != nil {
-						return err
-					}
-				} else {
+				if err := output(cmd, h.stdout, r, func() error {
 					if len(r.Killed) > 0 || len(r.Canceled) == 0 {
 						h.printNames("killed", r.Killed)
 					}
@@ -824,6 +809,9 @@ func (h *herdCLI) killCmd() *cobra.Command {
 						// Remote members: their open task was canceled; they stay registered.
 						h.printNames("canceled the open task of", remotes)
 					}
+					return nil
+				}); err != nil {
+					return err
 				}
 				for _, m := range r.Missing {
 					fmt.Fprintf(h.stderr, "mosh: no member named %s (see mosh ps)\n", m)
@@ -836,7 +824,7 @@ func (h *herdCLI) killCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "kill every member")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print {killed, missing} as JSON")
+	jsonFlag(cmd, "print {killed, missing} as JSON")
 	return cmd
 }
 
@@ -856,14 +844,13 @@ func (h *herdCLI) printNames(verb string, names []string) {
 }
 
 func (h *herdCLI) pruneCmd() *cobra.Command {
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "prune",
 		Short: "forget members that are not running (their ledger is kept)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if isDryRun(cmd) {
-				return h.dryPrune(cmd, asJSON)
+				return h.dryPrune(cmd)
 			}
 			return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {
 				r, err := c.Prune(ctx)
@@ -873,20 +860,19 @@ func (h *herdCLI) pruneCmd() *cobra.Command {
 				if r.Pruned == nil {
 					r.Pruned = []string{}
 				}
-				if asJSON {
-					return writeJSON(h.stdout, r)
-				}
-				h.printNames("pruned", r.Pruned)
-				return nil
+				return output(cmd, h.stdout, r, func() error {
+					h.printNames("pruned", r.Pruned)
+					return nil
+				})
 			})
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print {pruned} as JSON")
+	jsonFlag(cmd, "print {pruned} as JSON")
 	return cmd
 }
 
 func (h *herdCLI) restoreCmd() *cobra.Command {
-	var resume, dryRun, asJSON bool
+	var resume, dryRun bool
 	cmd := &cobra.Command{
 		Use:   "restore [--resume] [--dry-run]",
 		Short: "relaunch remembered members that are not running (same names, cwd and arguments)",
@@ -900,45 +886,46 @@ func (h *herdCLI) restoreCmd() *cobra.Command {
 				if r.Actions == nil {
 					r.Actions = []herd.RestoreAction{}
 				}
-				if asJSON {
-					return writeJSON(h.stdout, r)
-				}
-				st := h.style()
-				if len(r.Actions) == 0 {
-					if st.tty {
-						fmt.Fprintln(h.stderr, "nothing to restore: every remembered member is running")
-					}
-					return nil
-				}
-				action := func(a herd.RestoreAction) string {
-					if dryRun && a.Action == "restart" {
-						return "would restart"
-					}
-					return a.Action
-				}
-				tb := newTable("name", "action", "command", "cwd", "reason")
-				for _, a := range r.Actions {
-					color := ansiGreen
-					if a.Action != "restart" {
-						color = ansiYellow
-					}
-					command := strings.TrimSpace(a.Bin + " " + strings.Join(a.Args, " "))
-					tb.add(cell{Text: a.Name, Color: ansiBold}, cell{Text: action(a), Color: color}, plain(orDash(command)), plain(st.abbrevHome(orDash(a.Cwd))), plain(orDash(a.Reason)))
-				}
-				if err := tb.write(h.stdout, st); err != nil {
-					return err
-				}
-				if st.tty && !dryRun {
-					fmt.Fprintln(h.stderr, "the shape is back; the processes are new (with this shell's environment)")
-				}
-				return nil
+				return output(cmd, h.stdout, r, func() error { return h.writeRestore(r, dryRun) })
 			})
 		},
 	}
 	cmd.Flags().BoolVar(&resume, "resume", false, "relaunch engines with their resume arguments (continue the last conversation)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print what would be relaunched without doing it")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print {dryRun, actions} as JSON")
+	jsonFlag(cmd, "print {dryRun, actions} as JSON")
 	return cmd
+}
+
+func (h *herdCLI) writeRestore(r *herd.RestoreResult, dryRun bool) error {
+	st := h.style()
+	if len(r.Actions) == 0 {
+		if st.tty {
+			fmt.Fprintln(h.stderr, "nothing to restore: every remembered member is running")
+		}
+		return nil
+	}
+	action := func(a herd.RestoreAction) string {
+		if dryRun && a.Action == "restart" {
+			return "would restart"
+		}
+		return a.Action
+	}
+	tb := newTable("name", "action", "command", "cwd", "reason")
+	for _, a := range r.Actions {
+		color := ansiGreen
+		if a.Action != "restart" {
+			color = ansiYellow
+		}
+		command := strings.TrimSpace(a.Bin + " " + strings.Join(a.Args, " "))
+		tb.add(cell{Text: a.Name, Color: ansiBold}, cell{Text: action(a), Color: color}, plain(orDash(command)), plain(st.abbrevHome(orDash(a.Cwd))), plain(orDash(a.Reason)))
+	}
+	if err := tb.write(h.stdout, st); err != nil {
+		return err
+	}
+	if st.tty && !dryRun {
+		fmt.Fprintln(h.stderr, "the shape is back; the processes are new (with this shell's environment)")
+	}
+	return nil
 }
 
 // ---- report -----------------------------------------------------------------------------------
@@ -951,7 +938,6 @@ const reportDeadline = 3 * time.Second
 
 func (h *herdCLI) reportCmd() *cobra.Command {
 	var ttl, payload string
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "report NAME STATE[:KIND] [--ttl D] [--payload FILE|-]",
 		Short: "report a member's state from a hook (an empty NAME is a silent no-op)",
@@ -988,7 +974,7 @@ report is dropped silently (exit 0): there is no member to report on. A report l
 				return err
 			}
 			if isDryRun(cmd) {
-				return h.dryReport(cmd, asJSON, name, stateArg)
+				return h.dryReport(cmd, name, stateArg)
 			}
 			ctx := cmd.Context()
 			if ctx == nil {
@@ -1010,15 +996,15 @@ report is dropped silently (exit 0): there is no member to report on. A report l
 			if err != nil {
 				return err
 			}
-			if asJSON && r != nil {
-				return writeJSON(h.stdout, r)
+			if r == nil {
+				return nil
 			}
-			return nil
+			return output(cmd, h.stdout, r, nil)
 		},
 	}
 	cmd.Flags().StringVar(&ttl, "ttl", "15m", "how long the report holds (capped at 15m)")
 	cmd.Flags().StringVar(&payload, "payload", "", "hook JSON to attach: a file, or - for stdin")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print {name, accepted, state} as JSON")
+	jsonFlag(cmd, "print {name, accepted, state} as JSON")
 	return cmd
 }
 
@@ -1055,7 +1041,6 @@ func (h *herdCLI) readPayload(src string) (json.RawMessage, error) {
 // ---- status / doctor / explain ----------------------------------------------------------------
 
 func (h *herdCLI) statusCmd() *cobra.Command {
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "show the herd: substrate, socket, directory, members, live, blocked",
@@ -1066,24 +1051,23 @@ func (h *herdCLI) statusCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if asJSON {
-					return writeJSON(h.stdout, r)
-				}
-				st := h.style()
-				return h.writeFields([][2]string{
-					{"substrate", r.Substrate},
-					{"socket", r.Socket},
-					{"dir", st.abbrevHome(r.Dir)},
-					{"members", fmt.Sprint(r.Members)},
-					{"live", fmt.Sprint(r.Live)},
-					{"blocked", fmt.Sprint(r.Blocked)},
-					{"daemon pid", fmt.Sprint(r.DaemonPid)},
-					{"uptime", fmtUptime(st, r.UptimeMs)},
+				return output(cmd, h.stdout, r, func() error {
+					st := h.style()
+					return h.writeFields([][2]string{
+						{"substrate", r.Substrate},
+						{"socket", r.Socket},
+						{"dir", st.abbrevHome(r.Dir)},
+						{"members", fmt.Sprint(r.Members)},
+						{"live", fmt.Sprint(r.Live)},
+						{"blocked", fmt.Sprint(r.Blocked)},
+						{"daemon pid", fmt.Sprint(r.DaemonPid)},
+						{"uptime", fmtUptime(st, r.UptimeMs)},
+					})
 				})
 			})
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
+	jsonFlag(cmd, "print the status as JSON")
 	return cmd
 }
 
@@ -1114,7 +1098,6 @@ func (h *herdCLI) writeFields(kv [][2]string) error {
 }
 
 func (h *herdCLI) doctorCmd() *cobra.Command {
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "check the herd: daemon, manifest drift, stale reports, directories, rules.json (exit 5 on a failure)",
@@ -1128,14 +1111,10 @@ func (h *herdCLI) doctorCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				if r.Checks == nil {
-					r.Checks = []herd.DoctorCheck{}
-				}
-				if err := writeJSON(h.stdout, r); err != nil {
-					return err
-				}
-			} else if err := h.writeDoctor(r); err != nil {
+			if r.Checks == nil {
+				r.Checks = []herd.DoctorCheck{}
+			}
+			if err := output(cmd, h.stdout, r, func() error { return h.writeDoctor(r) }); err != nil {
 				return err
 			}
 			if !r.OK {
@@ -1144,7 +1123,7 @@ func (h *herdCLI) doctorCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print {ok, level, herdDir, checks} as JSON")
+	jsonFlag(cmd, "print {ok, level, herdDir, checks} as JSON")
 	return cmd
 }
 
@@ -1184,7 +1163,6 @@ func (h *herdCLI) writeDoctor(r *herd.DoctorResult) error {
 }
 
 func (h *herdCLI) explainCmd() *cobra.Command {
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "explain NAME",
 		Short: "say which rule or hook report decided a member's state, and what its screen shows",
@@ -1198,14 +1176,11 @@ func (h *herdCLI) explainCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if asJSON {
-					return writeJSON(h.stdout, r)
-				}
-				return h.writeExplain(r)
+				return output(cmd, h.stdout, r, func() error { return h.writeExplain(r) })
 			})
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print every reading, the evidence and the screen bottom as JSON")
+	jsonFlag(cmd, "print every reading, the evidence and the screen bottom as JSON")
 	return cmd
 }
 
@@ -1277,7 +1252,6 @@ func (h *herdCLI) daemonCmd() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&foreground, "foreground", false, "run the daemon in this process (for systemd, launchd, containers)")
 
-	var statusJSON bool
 	status := &cobra.Command{
 		Use:   "status",
 		Short: "say whether the daemon runs, its pid, uptime, members and clients (never starts one)",
@@ -1291,36 +1265,19 @@ func (h *herdCLI) daemonCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if statusJSON {
-				return writeJSON(h.stdout, r)
-			}
-			st := h.style()
-			if !r.Running {
-				return h.writeFields([][2]string{{"running", "no"}, {"socket", r.Socket}, {"dir", st.abbrevHome(r.Dir)}})
-			}
-			return h.writeFields([][2]string{
-				{"running", "yes"},
-				{"pid", fmt.Sprint(r.Pid)},
-				{"uptime", fmtUptime(st, r.UptimeMs)},
-				{"members", fmt.Sprint(r.Members)},
-				{"live", fmt.Sprint(r.Live)},
-				{"clients", fmt.Sprint(r.Clients)},
-				{"socket", r.Socket},
-				{"dir", st.abbrevHome(r.Dir)},
-				{"version", orDash(r.Version)},
-			})
+			return output(cmd, h.stdout, r, func() error { return h.writeDaemonStatus(r) })
 		},
 	}
-	status.Flags().BoolVar(&statusJSON, "json", false, "print the daemon status as JSON")
+	jsonFlag(status, "print the daemon status as JSON")
 
-	var yes, stopJSON bool
+	var yes bool
 	stop := &cobra.Command{
 		Use:   "stop [--yes]",
 		Short: "stop the daemon (refuses while members run, unless --yes, which kills them)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if isDryRun(cmd) {
-				return h.dryDaemonStop(cmd, stopJSON, yes)
+				return h.dryDaemonStop(cmd, yes)
 			}
 			ctx := cmd.Context()
 			if ctx == nil {
@@ -1335,30 +1292,45 @@ func (h *herdCLI) daemonCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if !r.Stopped {
-				if stopJSON {
-					return writeJSON(h.stdout, r)
+			return output(cmd, h.stdout, r, func() error {
+				if !r.Stopped {
+					fmt.Fprintln(h.stderr, "no herd daemon is running")
+					return nil
 				}
-				fmt.Fprintln(h.stderr, "no herd daemon is running")
+				if h.stdoutTTY {
+					msg := "herd daemon stopped"
+					if len(r.Killed) > 0 {
+						msg += " (killed " + strings.Join(r.Killed, ", ") + ")"
+					}
+					fmt.Fprintln(h.stdout, msg)
+				}
 				return nil
-			}
-			if stopJSON {
-				return writeJSON(h.stdout, r)
-			}
-			if h.stdoutTTY {
-				msg := "herd daemon stopped"
-				if len(r.Killed) > 0 {
-					msg += " (killed " + strings.Join(r.Killed, ", ") + ")"
-				}
-				fmt.Fprintln(h.stdout, msg)
-			}
-			return nil
+			})
 		},
 	}
 	stop.Flags().BoolVarP(&yes, "yes", "y", false, "stop even though members run (they are killed)")
-	stop.Flags().BoolVar(&stopJSON, "json", false, "print {stopped, killed} as JSON")
+	jsonFlag(stop, "print {stopped, killed} as JSON")
 	cmd.AddCommand(status, stop)
 	return cmd
+}
+
+// writeDaemonStatus is `herd daemon status` for a person.
+func (h *herdCLI) writeDaemonStatus(r *herd.DaemonStatusResult) error {
+	st := h.style()
+	if !r.Running {
+		return h.writeFields([][2]string{{"running", "no"}, {"socket", r.Socket}, {"dir", st.abbrevHome(r.Dir)}})
+	}
+	return h.writeFields([][2]string{
+		{"running", "yes"},
+		{"pid", fmt.Sprint(r.Pid)},
+		{"uptime", fmtUptime(st, r.UptimeMs)},
+		{"members", fmt.Sprint(r.Members)},
+		{"live", fmt.Sprint(r.Live)},
+		{"clients", fmt.Sprint(r.Clients)},
+		{"socket", r.Socket},
+		{"dir", st.abbrevHome(r.Dir)},
+		{"version", orDash(r.Version)},
+	})
 }
 
 // runForegroundDaemon serves the herd in this process until SIGINT or SIGTERM (what service

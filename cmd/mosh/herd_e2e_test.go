@@ -21,6 +21,7 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/mosh-dev/mosh/herd"
+	"github.com/mosh-dev/mosh/internal/herdtest"
 )
 
 var herdFake struct {
@@ -37,12 +38,8 @@ func herdBinaries(t *testing.T) (mosh, fakeengine string) {
 		if _, err := os.Stat("../../herd/fakeengine"); err != nil {
 			return
 		}
-		fe := filepath.Join(filepath.Dir(moshBin), "fakeengine")
-		if out, err := exec.Command("go", "build", "-o", fe, "../../herd/fakeengine").CombinedOutput(); err != nil {
-			herdFake.err = fmt.Errorf("go build fakeengine: %v\n%s", err, out)
-			return
-		}
-		herdFake.path = fe
+		fe := herdtest.BuildFakeEngineIn(filepath.Dir(moshBin))
+		herdFake.path, herdFake.err = fe.Path(), fe.Err
 	})
 	if herdFake.err != nil {
 		t.Fatal(herdFake.err)

@@ -5,7 +5,6 @@ package main
 // header, RFC3339 times), and how --json is written (indented, lowerCamel keys from the herd types).
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -191,15 +190,6 @@ func escapeControls(s, keep string) string {
 }
 
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) }
-
-// writeJSON writes v as indented JSON followed by a newline. Keys come from the herd types' tags,
-// which are lowerCamelCase and documented in herd/PROTOCOL.md.
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
-}
 
 // fmtTime renders a unix-millisecond instant: relative ("3m", "2h") on a terminal, RFC3339 off
 // one, "-" when unknown.

@@ -47,13 +47,12 @@ func herdFamily(gs *globalState) []*cobra.Command {
 			top = append(top, v.build(h))
 		}
 	}
-	var asJSON bool
-	parent.Flags().BoolVar(&asJSON, "json", false, "print the roster as a JSON array (bare mosh herd is mosh herd ps)")
+	jsonFlag(parent, "print the roster as a JSON array (bare mosh herd is mosh herd ps)")
 	parent.RunE = func(cmd *cobra.Command, args []string) error {
 		if len(args) > 0 {
 			return usageErr("unknown herd verb %q: run 'mosh herd --help' to list them", args[0])
 		}
-		return h.runPs(cmd, asJSON)
+		return h.runPs(cmd)
 	}
 	return top
 }

@@ -8,7 +8,6 @@ package main
 // daemon's memory only: no flag takes it (flags land in shell history), no file holds it.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -46,7 +45,7 @@ environment of the commands that add, ping or prompt it; it is kept in the daemo
 
 func (h *herdCLI) remoteAddCmd() *cobra.Command {
 	var kind, inputKey, timeout string
-	var force, asJSON bool
+	var force bool
 	cmd := &cobra.Command{
 		Use:   "add NAME URL [--kind a2a|run] [--input-key KEY] [--timeout D] [--force]",
 		Short: "register a remote member (its card is discovered; nothing is registered if it does not answer)",
@@ -77,20 +76,19 @@ func (h *herdCLI) remoteAddCmd() *cobra.Command {
 				opts.Timeout = d
 			}
 			if isDryRun(cmd) {
-				return h.dryRemoteAdd(cmd, asJSON, name, url, opts)
+				return h.dryRemoteAdd(cmd, name, url, opts)
 			}
 			return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {
 				r, err := c.RemoteAdd(ctx, name, url, opts)
 				if err != nil {
 					return err
 				}
-				if asJSON {
-					return writeJSON(h.stdout, r)
-				}
-				if !r.Probe.OK {
-					fmt.Fprintf(h.stderr, "mosh: %s does not answer now (%s); registered anyway (--force)\n", name, r.Probe.Error)
-				}
-				return h.writeRemotes([]herd.Member{r.Member})
+				return output(cmd, h.stdout, r, func() error {
+					if !r.Probe.OK {
+						fmt.Fprintf(h.stderr, "mosh: %s does not answer now (%s); registered anyway (--force)\n", name, r.Probe.Error)
+					}
+					return h.writeRemotes([]herd.Member{r.Member})
+				})
 			})
 		},
 	}
@@ -98,12 +96,11 @@ func (h *herdCLI) remoteAddCmd() *cobra.Command {
 	cmd.Flags().StringVar(&inputKey, "input-key", "", "run: the JSON key the prompt is sent under (default prompt)")
 	cmd.Flags().StringVar(&timeout, "timeout", "", "bound on each call to the remote (default 30s; a /run call 10m)")
 	cmd.Flags().BoolVar(&force, "force", false, "register even when the remote does not answer now")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print {member, probe, card} as JSON")
+	jsonFlag(cmd, "print {member, probe, card} as JSON")
 	return cmd
 }
 
 func (h *herdCLI) remoteListCmd() *cobra.Command {
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:     "list",
 		Aliases: []string{"ls"},
@@ -115,17 +112,14 @@ func (h *herdCLI) remoteListCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if asJSON {
-					if ms == nil {
-						ms = []herd.Member{}
-					}
-					return writeJSON(h.stdout, ms)
+				if ms == nil {
+					ms = []herd.Member{}
 				}
-				return h.writeRemotes(ms)
+				return output(cmd, h.stdout, ms, func() error { return h.writeRemotes(ms) })
 			})
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the remote members as a JSON array (ps rows)")
+	jsonFlag(cmd, "print the remote members as a JSON array (ps rows)")
 	return cmd
 }
 
@@ -159,7 +153,6 @@ func (h *herdCLI) writeRemotes(ms []herd.Member) error {
 }
 
 func (h *herdCLI) remoteRemoveCmd() *cobra.Command {
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:     "remove NAME",
 		Aliases: []string{"rm"},
@@ -169,30 +162,28 @@ func (h *herdCLI) remoteRemoveCmd() *cobra.Command {
 				return usageErr("herd remote remove needs one name: mosh herd remote remove NAME")
 			}
 			if isDryRun(cmd) {
-				return h.dryRemoteRemove(cmd, asJSON, args[0])
+				return h.dryRemoteRemove(cmd, args[0])
 			}
 			return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {
 				r, err := c.RemoteRemove(ctx, args[0])
 				if err != nil {
 					return err
 				}
-				if asJSON {
-					return writeJSON(h.stdout, r)
-				}
-				if r.Canceled != "" && h.stdoutTTY {
-					fmt.Fprintf(h.stdout, "canceled the open task of %s\n", r.Removed)
-				}
-				h.printNames("removed", []string{r.Removed})
-				return nil
+				return output(cmd, h.stdout, r, func() error {
+					if r.Canceled != "" && h.stdoutTTY {
+						fmt.Fprintf(h.stdout, "canceled the open task of %s\n", r.Removed)
+					}
+					h.printNames("removed", []string{r.Removed})
+					return nil
+				})
 			})
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print {removed, canceled} as JSON")
+	jsonFlag(cmd, "print {removed, canceled} as JSON")
 	return cmd
 }
 
 func (h *herdCLI) remotePingCmd() *cobra.Command {
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "ping NAME…",
 		Short: "probe remote members now (exit 5 when one does not answer)",
@@ -213,11 +204,7 @@ func (h *herdCLI) remotePingCmd() *cobra.Command {
 					}
 					out = append(out, *p)
 				}
-				if asJSON {
-					if err := writeJSON(h.stdout, out); err != nil {
-						return err
-					}
-				} else {
+				if err := output(cmd, h.stdout, out, func() error {
 					st := h.style()
 					tb := newTable("name", "ok", "latency", "agent", "error")
 					for _, p := range out {
@@ -228,9 +215,9 @@ func (h *herdCLI) remotePingCmd() *cobra.Command {
 						tb.add(cell{Text: p.Name, Color: ansiBold}, cell{Text: ok, Color: color}, plain(fmt.Sprintf("%.1fms", p.LatencyMs)),
 							plain(orDash(p.Agent)), plain(orDash(p.Error)))
 					}
-					if err := tb.write(h.stdout, st); err != nil {
-						return err
-					}
+					return tb.write(h.stdout, st)
+				}); err != nil {
+					return err
 				}
 				if failed > 0 {
 					return exitcode.Silent(exitcode.Infra)
@@ -239,7 +226,7 @@ func (h *herdCLI) remotePingCmd() *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the probes as a JSON array")
+	jsonFlag(cmd, "print the probes as a JSON array")
 	return cmd
 }
 
@@ -256,17 +243,18 @@ func (h *herdCLI) remoteCardCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				// Indented as served: key order kept, nothing re-encoded.
-				var buf bytes.Buffer
-				if err := json.Indent(&buf, r.Card, "", "  "); err != nil {
+				if !json.Valid(r.Card) {
+					// Not JSON (a broken remote): shown as it came, since nothing can be indented.
 					_, err := fmt.Fprintln(h.stdout, strings.TrimSpace(string(r.Card)))
 					return err
 				}
-				_, err = fmt.Fprintln(h.stdout, buf.String())
-				return err
+				// Indented as served: key order kept, nothing re-encoded; --json (the default)
+				// and --json=false print the same.
+				card := rawResult(func() (json.RawMessage, error) { return r.Card, nil })
+				return output(cmd, h.stdout, card, func() error { return emit(h.stdout, true, card, nil) })
 			})
 		},
 	}
-	cmd.Flags().Bool("json", true, "the card is always JSON (accepted for symmetry)")
+	alwaysJSONFlag(cmd, "the card is always JSON (accepted for symmetry)")
 	return cmd
 }

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +13,7 @@ import (
 	"time"
 
 	"0.mosh/early/hookpath"
+	"github.com/mosh-dev/mosh/internal/herdtest"
 )
 
 // hookDaemon listens on a herd's socket and records every request line; it answers each call
@@ -33,47 +32,19 @@ func (fd *hookDaemon) setAnswer(f func(id json.RawMessage) string) {
 
 func startHookDaemon(t *testing.T, home string) *hookDaemon {
 	t.Helper()
-	sock := filepath.Join(home, "herd", "mosh.sock")
-	if err := os.MkdirAll(filepath.Dir(sock), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
 	fd := &hookDaemon{lines: make(chan []byte, 64)}
 	fd.setAnswer(func(id json.RawMessage) string {
-		return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"name":"x","accepted":true,"state":"working"}}`
+		return herdtest.Result(id, `{"name":"x","accepted":true,"state":"working"}`)
 	})
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer conn.Close()
-				r := bufio.NewReader(conn)
-				for {
-					line, err := r.ReadBytes('\n')
-					if err != nil {
-						return
-					}
-					fd.lines <- line
-					var req struct {
-						ID json.RawMessage `json:"id"`
-					}
-					if json.Unmarshal(line, &req) == nil && len(req.ID) > 0 {
-						fd.mu.Lock()
-						answer := fd.answer(req.ID)
-						fd.mu.Unlock()
-						conn.Write([]byte(answer + "\n"))
-					}
-				}
-			}()
+	herdtest.FakeDaemon(t, home, func(r herdtest.Request) string {
+		fd.lines <- r.Line
+		if len(r.ID) == 0 {
+			return ""
 		}
-	}()
+		fd.mu.Lock()
+		defer fd.mu.Unlock()
+		return fd.answer(r.ID)
+	})
 	return fd
 }
 

@@ -21,7 +21,6 @@ func mcpFamily(gs *globalState) []*cobra.Command {
 
 func mcpCmd(gs *globalState) *cobra.Command {
 	var prefix string
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "mcp [--tool-prefix herd_]",
 		Short: "serve the nine agent tools (spawn, get_result, message, list, interrupt, inbox, read, close, doctor) over MCP stdio",
@@ -70,7 +69,7 @@ func mcpCmd(gs *globalState) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&prefix, "tool-prefix", herdmcp.DefaultPrefix, "prefix of the tool names (herdr_ = seed 002's names)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "accepted for uniformity: MCP output is always JSON-RPC")
+	jsonFlag(cmd, "accepted for uniformity: MCP output is always JSON-RPC")
 	return cmd
 }
 

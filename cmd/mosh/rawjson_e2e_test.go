@@ -1,60 +1,25 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
-	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/mosh-dev/mosh/herd"
+	"github.com/mosh-dev/mosh/internal/herdtest"
 )
 
 // fakeDaemon answers every request on home's socket with result (a JSON value as the daemon
 // encodes it) and records the methods asked for.
 func fakeDaemon(t *testing.T, home string, result string) chan string {
 	t.Helper()
-	sock := herd.SocketPath(home)
-	if err := os.MkdirAll(filepath.Dir(sock), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
 	methods := make(chan string, 16)
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer conn.Close()
-				r := bufio.NewReader(conn)
-				for {
-					line, err := r.ReadBytes('\n')
-					if err != nil {
-						return
-					}
-					var req struct {
-						ID     json.RawMessage `json:"id"`
-						Method string          `json:"method"`
-					}
-					if json.Unmarshal(line, &req) != nil || len(req.ID) == 0 {
-						continue
-					}
-					methods <- req.Method
-					if _, err := conn.Write([]byte(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":` + result + "}\n")); err != nil {
-						return
-					}
-				}
-			}()
+	herdtest.FakeDaemon(t, home, func(r herdtest.Request) string {
+		if len(r.ID) == 0 {
+			return ""
 		}
-	}()
+		methods <- r.Method
+		return herdtest.Result(r.ID, result)
+	})
 	return methods
 }
 

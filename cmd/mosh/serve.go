@@ -5,7 +5,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -68,7 +67,7 @@ type tokenInfo struct {
 }
 
 func tokenCmd(gs *globalState) *cobra.Command {
-	var rotate, show, asJSON bool
+	var rotate, show bool
 	cmd := &cobra.Command{
 		Use:   "token [--rotate] [--show] [--json]",
 		Short: "create (or rotate) the herd token that authenticates A2A clients of mosh herd serve",
@@ -89,7 +88,7 @@ func tokenCmd(gs *globalState) *cobra.Command {
 			}
 			info := tokenInfo{Path: path, Mode: "0600"}
 			if isDryRun(cmd) {
-				if done, err := dryToken(gs, cmd, asJSON, rotate, path); done {
+				if done, err := dryToken(gs, cmd, rotate, path); done {
 					return err
 				}
 			}
@@ -106,34 +105,37 @@ func tokenCmd(gs *globalState) *cobra.Command {
 			if show {
 				info.Token = tok
 			}
-			switch {
-			case asJSON:
-				return writeJSON(gs.Stdout, info)
-			case show:
-				_, err := fmt.Fprintln(gs.Stdout, tok)
-				return err
-			}
-			what := "herd token"
-			switch {
-			case info.Rotated:
-				what = "new herd token (the old one and its credentials no longer work)"
-			case info.Created:
-				what = "herd token created"
-			}
-			p := displayPath(gs, path)
-			_, err = fmt.Fprintf(gs.Stdout, "%s: %s (0600)\n\n"+
-				"  use it:        curl -H \"Authorization: Bearer $(cat %s)\" http://127.0.0.1:%d/.well-known/agent-card.json\n"+
-				"  a credential:  curl -X POST -H \"Authorization: Bearer $(cat %s)\" http://127.0.0.1:%d/auth\n"+
-				"  print it:      mosh herd token --show\n"+
-				"  after a leak:  mosh herd token --rotate\n",
-				what, p, p, defaultServePort, p, defaultServePort)
-			return err
+			return output(cmd, gs.Stdout, info, func() error { return writeTokenInfo(gs, info, tok, show) })
 		},
 	}
 	cmd.Flags().BoolVar(&rotate, "rotate", false, "replace the token; credentials minted from the old one stop working")
 	cmd.Flags().BoolVar(&show, "show", false, "print the token itself (for A2A_TOKEN=$(mosh herd token --show))")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print {path, created, rotated, mode} as JSON (token too with --show)")
+	jsonFlag(cmd, "print {path, created, rotated, mode} as JSON (token too with --show)")
 	return cmd
+}
+
+// writeTokenInfo is `herd token` for a person: the token with --show, else where it is and how to
+// use it.
+func writeTokenInfo(gs *globalState, info tokenInfo, tok string, show bool) error {
+	if show {
+		_, err := fmt.Fprintln(gs.Stdout, tok)
+		return err
+	}
+	what := "herd token"
+	switch {
+	case info.Rotated:
+		what = "new herd token (the old one and its credentials no longer work)"
+	case info.Created:
+		what = "herd token created"
+	}
+	p := displayPath(gs, info.Path)
+	_, err := fmt.Fprintf(gs.Stdout, "%s: %s (0600)\n\n"+
+		"  use it:        curl -H \"Authorization: Bearer $(cat %s)\" http://127.0.0.1:%d/.well-known/agent-card.json\n"+
+		"  a credential:  curl -X POST -H \"Authorization: Bearer $(cat %s)\" http://127.0.0.1:%d/auth\n"+
+		"  print it:      mosh herd token --show\n"+
+		"  after a leak:  mosh herd token --rotate\n",
+		what, p, p, defaultServePort, p, defaultServePort)
+	return err
 }
 
 // ---- serve -------------------------------------------------------------------------------------
@@ -146,7 +148,7 @@ type serveFlags struct {
 	verifyURL        string
 	blockingCap      durationFlag
 	route            string
-	asJSON           bool
+	asJSON           bool // --json (jsonFlag), read when the verb runs
 }
 
 func serveCmd(gs *globalState) *cobra.Command {
@@ -168,6 +170,7 @@ func serveCmd(gs *globalState) *cobra.Command {
   mosh herd serve --bind 100.64.0.7 --public-url http://herd.tailnet:7683`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			f.asJSON = jsonOn(cmd)
 			if isDryRun(cmd) {
 				return dryServe(gs, cmd, f)
 			}
@@ -185,7 +188,7 @@ func serveCmd(gs *globalState) *cobra.Command {
 	fl.BoolVar(&f.exposeAutonomous, "expose-autonomous", false, "also expose members started with --agent (they act without asking)")
 	fl.StringVar(&f.verifyURL, "verify-url", "", "also accept bearer tokens this identity endpoint answers 2xx for (verdicts cached briefly)")
 	fl.StringVar(&f.route, "route", "idle", "a herd-endpoint message naming no member: idle (to an idle member, else the least loaded) or none (refused)")
-	fl.BoolVar(&f.asJSON, "json", false, "print the banner as one JSON line {listening, card, rpc, members, auth, token, exposeAutonomous} (with --port 0: which port)")
+	jsonFlag(cmd, "print the banner as one JSON line {listening, card, rpc, members, auth, token, exposeAutonomous} (with --port 0: which port)")
 	fl.Var(&f.blockingCap, "blocking-cap", "longest a configuration.blocking:true message/send is held (500ms, 2s, 10m; bare number = seconds)")
 	return cmd
 }
@@ -327,12 +330,15 @@ func printServeBanner(w io.Writer, gs *globalState, addr string, f serveFlags, t
 		advertised = strings.TrimRight(f.publicURL, "/")
 	}
 	tok := displayPath(gs, tokPath)
-	if f.asJSON {
-		b, _ := json.Marshal(serveBanner{Listening: "http://" + addr, Card: advertised + a2a.PathAgentCard, RPC: advertised + a2a.PathHerd,
-			Members: advertised + a2a.PathMembers, Auth: base + a2a.PathAuth, Token: tokPath, ExposeAutonomous: f.exposeAutonomous})
-		fmt.Fprintf(w, "%s\n", b)
-		return
-	}
+	banner := serveBanner{Listening: "http://" + addr, Card: advertised + a2a.PathAgentCard, RPC: advertised + a2a.PathHerd,
+		Members: advertised + a2a.PathMembers, Auth: base + a2a.PathAuth, Token: tokPath, ExposeAutonomous: f.exposeAutonomous}
+	_ = emit(w, f.asJSON, jsonLine{banner}, func() error {
+		printServeBannerText(w, addr, advertised, base, tok, f)
+		return nil
+	})
+}
+
+func printServeBannerText(w io.Writer, addr, advertised, base, tok string, f serveFlags) {
 	fmt.Fprintf(w, "mosh herd serve: listening on http://%s\n", addr)
 	fmt.Fprintf(w, "  herd card     %s%s\n", advertised, a2a.PathAgentCard)
 	fmt.Fprintf(w, "  herd RPC      %s%s   (message/send names its member: params.metadata.member)\n", advertised, a2a.PathHerd)

@@ -8,6 +8,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -89,7 +90,6 @@ func oneLine(s string, n int) string {
 func (h *herdCLI) tasksCmd() *cobra.Command {
 	var state, since string
 	var limit int
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "tasks [NAME] [--state S] [--since D] [--limit N]",
 		Short: "every prompt is a task: list them (id, time, state, duration, text), oldest first",
@@ -113,25 +113,21 @@ func (h *herdCLI) tasksCmd() *cobra.Command {
 				return err
 			}
 			return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {
-				if asJSON {
-					raw, err := c.TasksJSON(ctx, f) // the daemon's bytes, indented once
+				// --json: the daemon's bytes, indented once.
+				return output(cmd, h.stdout, rawResult(func() (json.RawMessage, error) { return c.TasksJSON(ctx, f) }), func() error {
+					ts, err := c.Tasks(ctx, f)
 					if err != nil {
 						return err
 					}
-					return writeRawJSON(h.stdout, raw)
-				}
-				ts, err := c.Tasks(ctx, f)
-				if err != nil {
-					return err
-				}
-				return h.writeTasks(ts, f.Member == "")
+					return h.writeTasks(ts, f.Member == "")
+				})
 			})
 		},
 	}
 	cmd.Flags().StringVar(&state, "state", "", "only tasks whose last state is this: open, working, blocked, done, idle, gone…")
 	cmd.Flags().StringVar(&since, "since", "", "only tasks submitted since: a duration back (2h) or a time (RFC3339, YYYY-MM-DD)")
 	cmd.Flags().IntVar(&limit, "limit", 0, "the newest N tasks (default 100)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the tasks as a JSON array")
+	jsonFlag(cmd, "print the tasks as a JSON array")
 	return cmd
 }
 
@@ -182,7 +178,6 @@ func (h *herdCLI) writeTasks(ts []herd.Task, withMember bool) error {
 // ---- task -------------------------------------------------------------------------------------
 
 func (h *herdCLI) taskCmd() *cobra.Command {
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "task ID",
 		Short: "one task: what was asked, every state it went through, and what came back",
@@ -195,22 +190,17 @@ func (h *herdCLI) taskCmd() *cobra.Command {
 				return err
 			}
 			return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {
-				if asJSON {
-					raw, err := c.TaskJSON(ctx, id)
+				return output(cmd, h.stdout, rawResult(func() (json.RawMessage, error) { return c.TaskJSON(ctx, id) }), func() error {
+					t, err := c.Task(ctx, id)
 					if err != nil {
 						return err
 					}
-					return writeRawJSON(h.stdout, raw)
-				}
-				t, err := c.Task(ctx, id)
-				if err != nil {
-					return err
-				}
-				return h.writeTask(t)
+					return h.writeTask(t)
+				})
 			})
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the task, its transitions and its artifact as JSON")
+	jsonFlag(cmd, "print the task, its transitions and its artifact as JSON")
 	return cmd
 }
 
@@ -313,7 +303,6 @@ func (h *herdCLI) writeArtifact(a *herd.TaskArtifact, open bool) error {
 
 func (h *herdCLI) logCmd() *cobra.Command {
 	var since string
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "log NAME [--since D]",
 		Short: "a member's timestamped state history, tasks or not",
@@ -333,18 +322,15 @@ func (h *herdCLI) logCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if asJSON {
-					if r.Transitions == nil {
-						r.Transitions = []herd.TaskTransition{}
-					}
-					return writeJSON(h.stdout, r)
+				if r.Transitions == nil {
+					r.Transitions = []herd.TaskTransition{}
 				}
-				return h.writeLog(r)
+				return output(cmd, h.stdout, r, func() error { return h.writeLog(r) })
 			})
 		},
 	}
 	cmd.Flags().StringVar(&since, "since", "", "only changes since: a duration back (2h) or a time (RFC3339, YYYY-MM-DD)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print {name, transitions} as JSON")
+	jsonFlag(cmd, "print {name, transitions} as JSON")
 	return cmd
 }
 
@@ -376,7 +362,6 @@ func (h *herdCLI) writeLog(r *herd.LogResult) error {
 
 func (h *herdCLI) statsCmd() *cobra.Command {
 	var since string
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "stats [NAME] [--since D]",
 		Short: "time in each state (blocked = human latency), task count and median task duration",
@@ -400,18 +385,15 @@ func (h *herdCLI) statsCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if asJSON {
-					if r.Members == nil {
-						r.Members = []herd.MemberStats{}
-					}
-					return writeJSON(h.stdout, r)
+				if r.Members == nil {
+					r.Members = []herd.MemberStats{}
 				}
-				return h.writeStats(r)
+				return output(cmd, h.stdout, r, func() error { return h.writeStats(r) })
 			})
 		},
 	}
 	cmd.Flags().StringVar(&since, "since", "", "only the window since: a duration back (2h) or a time (RFC3339, YYYY-MM-DD)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print {members, total} as JSON")
+	jsonFlag(cmd, "print {members, total} as JSON")
 	return cmd
 }
 

@@ -47,7 +47,7 @@ type toolRow struct {
 }
 
 func installCmd(gs *globalState) *cobra.Command {
-	var upgrade, asJSON bool
+	var upgrade bool
 	cmd := &cobra.Command{
 		Use:   "install [TOOL] [--upgrade] [--dry-run] [--json]",
 		Short: "install a workflow tool (gradient: the DigitalOcean Gradient ADK); no TOOL lists them",
@@ -59,7 +59,7 @@ func installCmd(gs *globalState) *cobra.Command {
 		Example: "  mosh install\n  mosh install gradient\n  mosh install gradient --upgrade\n  mosh install gradient --dry-run",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return listTools(gs, asJSON)
+				return listTools(gs, cmd)
 			}
 			if len(args) > 1 {
 				return usageErr("install takes one tool (got %d): mosh install %s", len(args), strings.Join(tools.Names(), "|"))
@@ -88,41 +88,43 @@ func installCmd(gs *globalState) *cobra.Command {
 				}
 			}
 			if err != nil {
-				if asJSON && res != nil {
-					_ = writeJSON(gs.Stdout, res)
+				if res != nil {
+					_ = output(cmd, gs.Stdout, res, nil)
 				}
 				if cmd.Context().Err() != nil {
 					return err // Ctrl-C: the cause carries 130
 				}
 				return exitcode.Wrap(fmt.Errorf("install %s: %w", t.Name, err), exitcode.Infra)
 			}
-			if asJSON {
-				return writeJSON(gs.Stdout, res)
-			}
-			switch {
-			case res.DryRun:
-				fmt.Fprintf(gs.Stdout, "dry run: nothing was changed (mosh install %s runs these steps)\n", t.Name)
-			case res.Already:
-				fmt.Fprintf(gs.Stdout, "✓ %s — %s %s is already installed (mosh install %s --upgrade upgrades it)\n", t.Name, t.Package, res.Version, t.Name)
-			case res.Upgraded:
-				fmt.Fprintf(gs.Stdout, "✓ %s — %s upgraded %s → %s\n", t.Name, t.Package, res.Previous, res.Version)
-			default:
-				fmt.Fprintf(gs.Stdout, "✓ %s — %s %s in %s; run it with: mosh %s --help\n", t.Name, t.Package, res.Version, res.Venv, t.Name)
-			}
-			if !res.OnPath && !res.DryRun {
-				fmt.Fprintf(gs.Stderr, "note: %s is not on PATH. `mosh %s …` and `mosh herd run -- %s …` find %s anyway;\n"+
-					"  to run `%s` directly in your shell, add it: export PATH=\"%s:$PATH\"\n",
-					filepath.Dir(res.Command), t.Name, t.Command, t.Command, t.Command, filepath.Dir(res.Command))
-			}
-			return nil
+			return output(cmd, gs.Stdout, res, func() error { return writeInstalled(gs, t, res) })
 		},
 	}
 	cmd.Flags().BoolVar(&upgrade, "upgrade", false, "upgrade the tool's package even when it is installed")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result (or the list) as JSON")
+	jsonFlag(cmd, "print the result (or the list) as JSON")
 	return cmd
 }
 
-func listTools(gs *globalState, asJSON bool) error {
+// writeInstalled is `mosh install TOOL` for a person.
+func writeInstalled(gs *globalState, t *tools.Tool, res *tools.Result) error {
+	switch {
+	case res.DryRun:
+		fmt.Fprintf(gs.Stdout, "dry run: nothing was changed (mosh install %s runs these steps)\n", t.Name)
+	case res.Already:
+		fmt.Fprintf(gs.Stdout, "✓ %s — %s %s is already installed (mosh install %s --upgrade upgrades it)\n", t.Name, t.Package, res.Version, t.Name)
+	case res.Upgraded:
+		fmt.Fprintf(gs.Stdout, "✓ %s — %s upgraded %s → %s\n", t.Name, t.Package, res.Previous, res.Version)
+	default:
+		fmt.Fprintf(gs.Stdout, "✓ %s — %s %s in %s; run it with: mosh %s --help\n", t.Name, t.Package, res.Version, res.Venv, t.Name)
+	}
+	if !res.OnPath && !res.DryRun {
+		fmt.Fprintf(gs.Stderr, "note: %s is not on PATH. `mosh %s …` and `mosh herd run -- %s …` find %s anyway;\n"+
+			"  to run `%s` directly in your shell, add it: export PATH=\"%s:$PATH\"\n",
+			filepath.Dir(res.Command), t.Name, t.Command, t.Command, t.Command, filepath.Dir(res.Command))
+	}
+	return nil
+}
+
+func listTools(gs *globalState, cmd *cobra.Command) error {
 	home, _ := gs.MoshHome()
 	rows := []toolRow{}
 	for _, t := range tools.Table {
@@ -132,9 +134,10 @@ func listTools(gs *globalState, asJSON bool) error {
 		}
 		rows = append(rows, r)
 	}
-	if asJSON {
-		return writeJSON(gs.Stdout, rows)
-	}
+	return output(cmd, gs.Stdout, rows, func() error { return writeTools(gs, rows) })
+}
+
+func writeTools(gs *globalState, rows []toolRow) error {
 	tab := newTable("tool", "installed", "what")
 	for _, r := range rows {
 		status := "no"
@@ -225,7 +228,6 @@ func runPassthrough(ctx context.Context, gs *globalState, bin string, args []str
 }
 
 func templateCmd(gs *globalState) *cobra.Command {
-	var asJSON bool
 	list := func(cmd *cobra.Command, args []string) error {
 		ts := tools.Templates
 		if len(args) > 1 {
@@ -242,38 +244,14 @@ func templateCmd(gs *globalState) *cobra.Command {
 			}
 			ts = []tools.Template{t}
 		}
-		if asJSON {
-			return writeJSON(gs.Stdout, ts)
-		}
-		if len(ts) == 1 {
-			t := ts[0]
-			fmt.Fprintf(gs.Stdout, "%s — %s\n%s/tree/main/%s\n\nstart it:\n", t.Name, t.Description, tools.TemplatesRepo, t.Path)
-			for _, c := range t.Commands {
-				fmt.Fprintf(gs.Stdout, "  %s\n", c)
-			}
-			fmt.Fprintf(gs.Stdout, "\nthen: mosh wait agent --state idle,blocked   (idle: serving on :8080/run; blocked: a traceback)\n"+
-				"deploy: .venv/bin/gradient agent deploy, then mosh herd remote add NAME URL --kind run on the URL it prints\n")
-			return nil
-		}
-		tab := newTable("template", "what")
-		for _, t := range ts {
-			tab.add(plain(t.Name), plain(t.Description))
-		}
-		if err := tab.write(gs.Stdout, newOutputStyle(gs.StdoutTTY, gs.Getenv)); err != nil {
-			return err
-		}
-		if gs.StdoutTTY {
-			fmt.Fprintf(gs.Stderr, "from %s; the commands to start one: mosh template list NAME\n", tools.TemplatesRepo)
-		}
-		return nil
+		return output(cmd, gs.Stdout, ts, func() error { return writeTemplates(gs, ts) })
 	}
 	listCmd := &cobra.Command{
 		Use:   "list [NAME] [--json]",
 		Short: "list the Gradient ADK templates; with NAME, the commands that start it",
 		RunE:  list,
 	}
-	listCmd.Flags().BoolVar(&asJSON, "json", false, "print the templates (with their commands) as JSON")
-	var bareJSON bool
+	jsonFlag(listCmd, "print the templates (with their commands) as JSON")
 	cmd := &cobra.Command{
 		Use:     "template [list [NAME]] [--json]",
 		Aliases: []string{"templates"},
@@ -282,13 +260,37 @@ func templateCmd(gs *globalState) *cobra.Command {
 			if len(args) > 0 {
 				return usageErr("unknown template verb %q: use mosh template list [NAME]", args[0])
 			}
-			asJSON = bareJSON
 			return list(cmd, nil)
 		},
 	}
-	cmd.Flags().BoolVar(&bareJSON, "json", false, "print the templates as JSON (bare mosh template is mosh template list)")
+	jsonFlag(cmd, "print the templates as JSON (bare mosh template is mosh template list)")
 	cmd.AddCommand(listCmd)
 	return cmd
+}
+
+// writeTemplates is `mosh template list [NAME]` for a person.
+func writeTemplates(gs *globalState, ts []tools.Template) error {
+	if len(ts) == 1 {
+		t := ts[0]
+		fmt.Fprintf(gs.Stdout, "%s — %s\n%s/tree/main/%s\n\nstart it:\n", t.Name, t.Description, tools.TemplatesRepo, t.Path)
+		for _, c := range t.Commands {
+			fmt.Fprintf(gs.Stdout, "  %s\n", c)
+		}
+		fmt.Fprintf(gs.Stdout, "\nthen: mosh wait agent --state idle,blocked   (idle: serving on :8080/run; blocked: a traceback)\n"+
+			"deploy: .venv/bin/gradient agent deploy, then mosh herd remote add NAME URL --kind run on the URL it prints\n")
+		return nil
+	}
+	tab := newTable("template", "what")
+	for _, t := range ts {
+		tab.add(plain(t.Name), plain(t.Description))
+	}
+	if err := tab.write(gs.Stdout, newOutputStyle(gs.StdoutTTY, gs.Getenv)); err != nil {
+		return err
+	}
+	if gs.StdoutTTY {
+		fmt.Fprintf(gs.Stderr, "from %s; the commands to start one: mosh template list NAME\n", tools.TemplatesRepo)
+	}
+	return nil
 }
 
 // splitPassthrough separates mosh's own flags, written before the verb's name (mosh --dry-run

@@ -15,9 +15,9 @@
 //
 // # What the server itself remembers
 //
-// Which members were autonomous (a killed member leaves the roster; its tasks stay hidden if it
-// was autonomous, and a member this server never saw counts as autonomous), in memory. Nothing
-// else: a cancel is the ledger's (`herd task.cancel` removes a queued task untyped, or closes a
+// Nothing: whether a task's member was autonomous is the ledger's (the task keeps its member's
+// flag from its mint, so a killed member's tasks stay hidden if it was autonomous, after any
+// restart), closed tasks are read from the daemon each time, and a cancel is the ledger's (`herd task.cancel` removes a queued task untyped, or closes a
 // running one canceled and interrupts its turn), so a canceled task reads canceled after a
 // restart of this server or of the daemon. The ledger's own ends map honestly: canceled and
 // interrupted → canceled, failed (the member's process died, the remote failed) → failed, never
@@ -238,11 +238,11 @@ func (b *Backend) view(ctx context.Context, c *herd.Client, id string) (view, er
 	if herd.CheckTaskID(id) != nil {
 		return view{}, a2a.ErrNoTask
 	}
-	t, err := b.k.task(ctx, c, id)
+	t, err := c.Task(ctx, id)
 	if err != nil {
 		return view{}, b.taskErr(id, err)
 	}
-	v := view{task: *t, autonomous: b.k.autonomous(ctx, t.Member)}
+	v := view{task: *t}
 	if t.Open && t.State == herd.StateBlocked {
 		v.asked = b.asked(ctx, c, t.Member)
 	}

@@ -3,56 +3,30 @@ package a2aserve
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
-	"os/exec"
-	"os/signal"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mosh-dev/mosh/a2a"
 	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
-	"github.com/mosh-dev/mosh/herd/herdd"
 	"github.com/mosh-dev/mosh/herd/remote/remotetest"
+	"github.com/mosh-dev/mosh/internal/herdtest"
 )
 
 // The test binary doubles as the herd daemon (Connect runs `<exe> herd daemon --foreground`).
 func TestMain(m *testing.M) {
-	if len(os.Args) == 4 && os.Args[1] == "herd" && os.Args[2] == "daemon" && os.Args[3] == "--foreground" {
-		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-		err := herdd.Serve(ctx, "")
-		stop()
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(int(exitcode.Of(err)))
-		}
-		os.Exit(0)
-	}
-	dir, err := os.MkdirTemp("", "a2asrv")
-	if err == nil {
-		fakeDir = dir
-		out, berr := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", filepath.Join(dir, "fakeengine"), "../fakeengine").CombinedOutput()
-		if berr != nil {
-			fakeErr = fmt.Errorf("go build ./herd/fakeengine: %v\n%s", berr, out)
-		}
-	} else {
-		fakeErr = err
-	}
+	herdtest.ServeDaemonIfAsked()
+	fake = herdtest.BuildFakeEngine("a2asrv")
 	code := m.Run()
-	os.RemoveAll(dir)
+	os.RemoveAll(fake.Dir)
 	os.Exit(code)
 }
 
-var (
-	fakeDir string
-	fakeErr error
-)
+var fake herdtest.FakeEngine
 
 // safety bounds every blocking step so a broken daemon fails the test instead of hanging it.
 const safety = 30 * time.Second
@@ -72,8 +46,8 @@ func newEnv(t *testing.T) *env { return newEnvWith(t, nil) }
 // in the members' environment.
 func newEnvWith(t *testing.T, setup func(home string), memberEnv ...string) *env {
 	t.Helper()
-	if fakeErr != nil {
-		t.Fatal(fakeErr)
+	if fake.Err != nil {
+		t.Fatal(fake.Err)
 	}
 	home, err := os.MkdirTemp("", "mosh")
 	if err != nil {
@@ -101,20 +75,8 @@ func newEnvWith(t *testing.T, setup func(home string), memberEnv ...string) *env
 	if err != nil {
 		t.Fatal(err)
 	}
-	// "claude" is a script that runs the fake engine and drops the engine's own flags (the
-	// autonomous --dangerously-skip-permissions among them), which the fake does not take.
-	bin := t.TempDir()
-	script := "#!/bin/sh\nexec '" + filepath.Join(fakeDir, "fakeengine") + "'\n"
-	if err := os.WriteFile(filepath.Join(bin, "claude"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	settings := filepath.Join(bin, "settings.json")
-	if err := os.WriteFile(settings, []byte(`{"hooks":{}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	e.penv = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "FAKEENGINE_TURN=200ms", "FAKEENGINE_TICK=50ms",
-		"FAKEENGINE_SLOW=60s", "FAKEENGINE_NOTIFY_AFTER=0", "FAKEENGINE_IDLE_NOTIFY=0", "FAKEENGINE_SETTINGS="+settings)
-	e.penv = append(e.penv, memberEnv...)
+	// "claude" on the members' PATH is the fake engine.
+	e.penv = append(append(os.Environ(), fake.AsClaude(t, t.TempDir(), "60s")...), memberEnv...)
 	t.Cleanup(func() {
 		e.b.Close()
 		sctx, scancel := context.WithTimeout(context.Background(), safety)
@@ -192,29 +154,6 @@ func TestSendGetWaitThroughTheRealHerd(t *testing.T) {
 	}
 	if !slices.ContainsFunc(got.Transitions, func(tr a2a.Transition) bool { return tr.State == a2a.HerdWorking && !tr.At.Before(got.Submitted) }) {
 		t.Fatalf("no working seen after the second prompt: %+v", got.Transitions)
-	}
-
-	// A finished task is served from the cache until its member has an event.
-	if _, err := e.b.Get(e.ctx, rec.ID, -1); err != nil {
-		t.Fatal(err)
-	}
-	e.b.k.mu.Lock()
-	entry, cached := e.b.k.tasks[rec.ID]
-	valid := cached && entry.gen == e.b.k.memberGen["api"]
-	e.b.k.mu.Unlock()
-	if !valid {
-		t.Fatal("a closed task was not cached")
-	}
-	third, err := e.b.Send(e.ctx, "api", "say more", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.wait(third.ID, a2a.HerdDone, a2a.HerdIdle)
-	e.b.k.mu.Lock()
-	stale := e.b.k.tasks[rec.ID].gen != e.b.k.memberGen["api"]
-	e.b.k.mu.Unlock()
-	if !stale {
-		t.Fatal("the member's events did not invalidate its cached tasks")
 	}
 
 	// Unknown and malformed ids are both "no such task".
@@ -343,6 +282,41 @@ func TestAutonomousFlagAndGoneMember(t *testing.T) {
 	}
 	if got.Outcome != a2a.OutcomeCanceled || a2a.StateOf(got) != a2a.StateCanceled || got.Error == "" || !got.Autonomous {
 		t.Fatalf("task of a killed member: %+v", got)
+	}
+	// The flag is the ledger's, not this server's memory: after the daemon and the server restart,
+	// with both members killed (neither on any roster), the autonomous member's task is still
+	// marked and the plain member's task is not.
+	if _, err := e.c.Kill(e.ctx, []string{"api"}, false); err != nil {
+		t.Fatal(err)
+	}
+	e.restart()
+	for id, auto := range map[string]bool{rec.ID: true, plain.ID: false} {
+		got, err := e.b.Get(e.ctx, id, -1)
+		if err != nil || got.Autonomous != auto || got.Outcome != a2a.OutcomeCanceled {
+			t.Fatalf("%s after both were killed and a restart: autonomous %v (want %v) %+v %v", id, got.Autonomous, auto, got, err)
+		}
+	}
+}
+
+// restart stops the daemon and the backend, and starts both again on the same home: nothing of
+// either's memory survives.
+func (e *env) restart() {
+	e.t.Helper()
+	if _, err := e.c.DaemonStop(e.ctx, true); err != nil {
+		e.t.Fatal(err)
+	}
+	e.c.Close()
+	e.b.Close()
+	var err error
+	if e.c, err = herd.Connect(e.ctx, herd.ConnectOptions{Home: e.home}); err != nil {
+		e.t.Fatal(err)
+	}
+	bc, err := herd.Connect(e.ctx, herd.ConnectOptions{Home: e.home, NoStart: true})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if e.b, err = New(e.ctx, bc, Options{}); err != nil {
+		e.t.Fatal(err)
 	}
 }
 
@@ -567,21 +541,7 @@ func TestCanceledTaskReadsCanceledAfterADaemonRestart(t *testing.T) {
 			t.Fatalf("cancel %s: %+v %v", id, got, err)
 		}
 	}
-	if _, err := e.c.DaemonStop(e.ctx, true); err != nil {
-		t.Fatal(err)
-	}
-	e.c.Close()
-	e.b.Close()
-	if e.c, err = herd.Connect(e.ctx, herd.ConnectOptions{Home: e.home}); err != nil {
-		t.Fatal(err)
-	}
-	bc, err := herd.Connect(e.ctx, herd.ConnectOptions{Home: e.home, NoStart: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if e.b, err = New(e.ctx, bc, Options{}); err != nil {
-		t.Fatal(err)
-	}
+	e.restart()
 	for _, id := range []string{rec.ID, queued.ID} {
 		got, err := e.b.Get(e.ctx, id, -1)
 		if err != nil || got.Outcome != a2a.OutcomeCanceled || a2a.StateOf(got) != a2a.StateCanceled {

@@ -14,24 +14,16 @@ import (
 var errDisconnected = errors.New("the herd daemon is not answering; mosh herd serve reconnects on its own (check it with `mosh herd daemon status`)")
 
 // conn keeps one herd.Client and one subscription to every member's events on it. The events
-// wake the Waits watching a member and invalidate closed tasks read before them; their end tells
-// us the daemon went away (then we redial in the background). The roster is the daemon's: every
-// read asks it (`herd list`).
+// wake the Waits watching a member; their end tells us the daemon went away (then we redial in
+// the background). The roster and the tasks are the daemon's: every read asks it (`herd list`,
+// `herd task`); nothing of them is kept here, so nothing is lost or stale after a restart.
 type conn struct {
 	redial func(ctx context.Context) (*herd.Client, error)
 
 	mu      sync.Mutex
-	c       *herd.Client    // nil while disconnected
-	auto    map[string]bool // member → autonomous, as last listed (a killed member leaves the roster)
+	c       *herd.Client // nil while disconnected
 	watches map[*watch]struct{}
 	up      chan struct{} // closed while connected; replaced by an open one on disconnect
-
-	// Closed tasks are cached: the ledger does not change them, except that a member's next
-	// events may (a hook's final message replacing the screen artifact, retention pruning), so
-	// an entry lives only while its member has had no event and the connection is the same.
-	memberGen map[string]uint64
-	epoch     uint64
-	tasks     map[string]cachedTask
 
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -54,8 +46,7 @@ func (w *watch) end(err error) { w.q.Close(err) }
 func (w *watch) next(ctx context.Context) (herd.Event, error) { return w.q.Next(ctx) }
 
 func newConn(ctx context.Context, c *herd.Client, redial func(ctx context.Context) (*herd.Client, error)) (*conn, error) {
-	k := &conn{redial: redial, auto: map[string]bool{}, watches: map[*watch]struct{}{},
-		memberGen: map[string]uint64{}, tasks: map[string]cachedTask{},
+	k := &conn{redial: redial, watches: map[*watch]struct{}{},
 		up: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
 	close(k.up)
 	sub, err := c.Subscribe(ctx)
@@ -110,7 +101,6 @@ func (k *conn) run(c *herd.Client, sub *herd.Subscription) {
 
 func (k *conn) onEvent(ev herd.Event) {
 	k.mu.Lock()
-	k.memberGen[ev.Name]++
 	for w := range k.watches {
 		if w.member == ev.Name {
 			w.push(ev)
@@ -125,8 +115,6 @@ func (k *conn) disconnect(c *herd.Client) {
 	k.mu.Lock()
 	if k.c == c {
 		k.c = nil
-		k.epoch++
-		k.tasks = map[string]cachedTask{}
 		k.up = make(chan struct{})
 	}
 	ws := make([]*watch, 0, len(k.watches))
@@ -184,76 +172,11 @@ func (k *conn) watchMember(member string) (*watch, func()) {
 	}
 }
 
-// members returns the roster as the daemon lists it now, noting who is autonomous.
+// members returns the roster as the daemon lists it now.
 func (k *conn) members(ctx context.Context) ([]herd.Member, error) {
 	c, err := k.client()
 	if err != nil {
 		return nil, err
 	}
-	ms, err := c.List(ctx)
-	if err != nil {
-		return nil, err
-	}
-	k.mu.Lock()
-	for _, m := range ms {
-		k.auto[m.Name] = m.Autonomous
-	}
-	k.mu.Unlock()
-	return ms, nil
-}
-
-// autonomous says whether member's tasks must be treated as an autonomous member's. A member
-// this server never saw (killed before it looked) counts as autonomous: hiding a task is the
-// safe mistake.
-func (k *conn) autonomous(ctx context.Context, member string) bool {
-	k.mu.Lock()
-	a, ok := k.auto[member]
-	k.mu.Unlock()
-	if ok {
-		return a
-	}
-	if _, err := k.members(ctx); err != nil {
-		return true
-	}
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	a, ok = k.auto[member]
-	return a || !ok
-}
-
-// maxCachedTasks bounds the closed-task cache; past it the cache starts over.
-const maxCachedTasks = 4096
-
-type cachedTask struct {
-	t     herd.Task
-	gen   uint64 // the member's event count when it was read
-	epoch uint64
-}
-
-// task reads a task through the cache: a closed task read since its member's last event is
-// served from memory, anything else is asked of the daemon (`herd task`, which reconciles).
-func (k *conn) task(ctx context.Context, c *herd.Client, id string) (*herd.Task, error) {
-	k.mu.Lock()
-	if e, ok := k.tasks[id]; ok && e.epoch == k.epoch && e.gen == k.memberGen[e.t.Member] {
-		k.mu.Unlock()
-		t := e.t
-		return &t, nil
-	}
-	epoch := k.epoch
-	k.mu.Unlock()
-	// The member's generation is taken after the read: an event that arrives meanwhile bumps
-	// it again, and the entry is dropped on its next use.
-	t, err := c.Task(ctx, id)
-	if err != nil || t.Open {
-		return t, err
-	}
-	k.mu.Lock()
-	if k.epoch == epoch {
-		if len(k.tasks) >= maxCachedTasks {
-			k.tasks = map[string]cachedTask{}
-		}
-		k.tasks[id] = cachedTask{t: *t, gen: k.memberGen[t.Member], epoch: epoch}
-	}
-	k.mu.Unlock()
-	return t, nil
+	return c.List(ctx)
 }

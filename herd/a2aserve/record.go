@@ -30,9 +30,8 @@ func exitNote(t herd.Task) string {
 
 // view is one A2A task: its ledger task plus what only this server knows.
 type view struct {
-	task       herd.Task
-	autonomous bool
-	asked      string // the bottom of the screen while the member is blocked on this task
+	task  herd.Task
+	asked string // the bottom of the screen while the member is blocked on this task
 	// seen are state events of this task the caller received; see withSeen.
 	seen []herd.Event
 }
@@ -132,7 +131,7 @@ func (v view) record() a2a.TaskRecord {
 	trs, answers, reacted := turns(t)
 	rec := a2a.TaskRecord{
 		ID: t.ID, Member: t.Member, Text: t.Text, Submitted: msTime(t.SubmittedMs),
-		Transitions: trs, Answers: answers, Autonomous: v.autonomous,
+		Transitions: trs, Answers: answers, Autonomous: t.Autonomous,
 	}
 	switch {
 	case t.Open && t.Queued:

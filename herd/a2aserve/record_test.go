@@ -76,10 +76,10 @@ func TestRecordMapping(t *testing.T) {
 }
 
 func TestRecordAnswersAndOutput(t *testing.T) {
-	v := view{task: herd.Task{ID: "t-2", Member: "api", Text: "perm run", SubmittedMs: 1000, Open: true, State: "blocked",
+	v := view{task: herd.Task{ID: "t-2", Member: "api", Text: "perm run", SubmittedMs: 1000, Open: true, State: "blocked", Autonomous: true,
 		Transitions: []herd.TaskTransition{tr(1010, "working", "", ""), tr(1020, "blocked", "permission", ""),
 			tr(1030, "blocked", "permission", "answered: no, use sqlite"), tr(1040, "working", "", ""), tr(1050, "blocked", "question", "")}},
-		asked: "Which port?", autonomous: true}
+		asked: "Which port?"}
 	rec := v.record()
 	if len(rec.Answers) != 1 || rec.Answers[0].Text != "no, use sqlite" || !rec.Answers[0].At.Equal(time.UnixMilli(1030)) {
 		t.Fatalf("answers %+v", rec.Answers)

@@ -3,14 +3,10 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -18,42 +14,20 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
-	"github.com/mosh-dev/mosh/herd/herdd"
+	"github.com/mosh-dev/mosh/internal/herdtest"
 )
 
 // The test binary doubles as the herd daemon (Connect runs `<exe> herd daemon --foreground`).
 func TestMain(m *testing.M) {
-	if len(os.Args) == 4 && os.Args[1] == "herd" && os.Args[2] == "daemon" && os.Args[3] == "--foreground" {
-		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-		err := herdd.Serve(ctx, "")
-		stop()
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(int(exitcode.Of(err)))
-		}
-		os.Exit(0)
-	}
-	dir, err := os.MkdirTemp("", "mcpfake")
-	if err == nil {
-		fakeDir = dir
-		out, berr := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", filepath.Join(dir, "fakeengine"), "../fakeengine").CombinedOutput()
-		if berr != nil {
-			fakeErr = fmt.Errorf("go build ./herd/fakeengine: %v\n%s", berr, out)
-		}
-	} else {
-		fakeErr = err
-	}
+	herdtest.ServeDaemonIfAsked()
+	fake = herdtest.BuildFakeEngine("mcpfake")
 	code := m.Run()
-	os.RemoveAll(dir)
+	os.RemoveAll(fake.Dir)
 	os.Exit(code)
 }
 
-var (
-	fakeDir string
-	fakeErr error
-)
+var fake herdtest.FakeEngine
 
 // safety bounds every blocking step so a broken daemon fails the test instead of hanging it.
 const safety = 60 * time.Second
@@ -74,9 +48,6 @@ type env struct {
 // $MOSH_HOME/mcp/config.json first.
 func newEnv(t testing.TB, cfg string) *env {
 	t.Helper()
-	if fakeErr != nil {
-		t.Fatal(fakeErr)
-	}
 	// Paths the envelope mentions must not hold the fake engine's trigger words (t.TempDir has
 	// the test's name in it): MkdirTemp with a neutral pattern.
 	home, err := os.MkdirTemp("", "mosh")
@@ -85,23 +56,13 @@ func newEnv(t testing.TB, cfg string) *env {
 	}
 	t.Setenv("HOME", home)
 	t.Setenv("MOSH_HOME", home)
-	bin := filepath.Join(home, "bin")
-	if err := os.MkdirAll(bin, 0o755); err != nil {
-		t.Fatal(err)
+	// "claude" on PATH is the fake engine; the daemon and its members take this environment.
+	for _, kv := range fake.AsClaude(t, filepath.Join(home, "bin"), "120s") {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
 	}
-	script := "#!/bin/sh\nexec '" + filepath.Join(fakeDir, "fakeengine") + "'\n"
-	if err := os.WriteFile(filepath.Join(bin, "claude"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	settings := filepath.Join(bin, "settings.json")
-	if err := os.WriteFile(settings, []byte(`{"hooks":{}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
-	for k, v := range map[string]string{"FAKEENGINE_TURN": "200ms", "FAKEENGINE_TICK": "50ms", "FAKEENGINE_SLOW": "120s",
-		"FAKEENGINE_NOTIFY_AFTER": "0", "FAKEENGINE_IDLE_NOTIFY": "0", "FAKEENGINE_SETTINGS": settings,
-		"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com",
-		"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"} {
+	for k, v := range map[string]string{"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+		"GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"} {
 		t.Setenv(k, v)
 	}
 	if cfg != "" {

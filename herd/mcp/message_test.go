@@ -320,7 +320,7 @@ func TestRecordsSurviveRestartAndRetention(t *testing.T) {
 func TestBootDialogThenEnvelope(t *testing.T) {
 	e := newEnv(t, "")
 	bin := filepath.Join(e.home, "bin")
-	script := "#!/bin/sh\nexec '" + filepath.Join(fakeDir, "fakeengine") + "' --style codex\n"
+	script := "#!/bin/sh\nexec '" + fake.Path() + "' --style codex\n"
 	if err := os.WriteFile(filepath.Join(bin, "codex"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}

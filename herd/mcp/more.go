@@ -353,13 +353,14 @@ func (s *Server) doctor(ctx context.Context, _ doctorIn) (any, string, error) {
 		add("git", "ok", p, "")
 	}
 	tab := s.engines()
-	for _, pr := range tab.Problems() {
-		add("engines.table", "warn", pr.String(), pr.Fix)
+	for _, pr := range tab.Problems {
+		add("engines.table", "warn", pr.Text, pr.Fix)
 	}
 	names := tab.Names()
-	for _, n := range names {
-		eng, _ := tab.Lookup(n)
-		if eng == nil || len(eng.Binaries) == 0 || n == "shell" || n == "gradient" {
+	for i := range tab.Engines {
+		eng := &tab.Engines[i]
+		n := eng.Name
+		if len(eng.Binaries) == 0 || n == "shell" || n == "gradient" {
 			continue
 		}
 		bin := ""

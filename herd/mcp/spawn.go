@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/mosh-dev/mosh/herd"
-	"github.com/mosh-dev/mosh/herd/state"
 )
 
 type spawnIn struct {
@@ -56,7 +55,7 @@ var spawnDef = toolDef{name: "spawn_agent",
 // spawnPlan is a validated spawn.
 type spawnPlan struct {
 	in        spawnIn
-	eng       *state.Engine
+	eng       *herd.EngineInfo
 	kind      string
 	model     string
 	thinking  string
@@ -70,7 +69,12 @@ type spawnPlan struct {
 	args      []string
 }
 
-func (s *Server) engines() *state.Table { return state.Load(herd.HerdDir(s.home)) }
+// engines is the engines table of this server's herd, through the client (herd.Engines).
+func (s *Server) engines() *herd.EnginesResult {
+	o := s.c.Options()
+	o.Home = s.home
+	return herd.Engines(o)
+}
 
 func (s *Server) planSpawn(in spawnIn) (*spawnPlan, error) {
 	tool := s.prefix + spawnDef.name

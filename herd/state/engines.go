@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -513,6 +515,9 @@ func (t *Table) HeadlessPicks() []*Engine {
 	})
 	return out
 }
+
+// LookupNames lists every name Lookup resolves (engine names, aliases, binary basenames), sorted.
+func (t *Table) LookupNames() []string { return slices.Sorted(maps.Keys(t.aliases)) }
 
 // Lookup finds an engine by name, alias or binary basename
 // (case-insensitive).

@@ -413,10 +413,7 @@ func (d *daemon) liveMember(name string) (*member, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.state.lock()
-	exited, code := m.exited, m.exitCode
-	d.state.unlock()
-	if exited {
+	if exited, code := d.exitedOf(m); exited {
 		return nil, exitcode.New(exitcode.Gone, "%s has exited (code %d): `mosh herd read %s` shows its last screen, `mosh restore` restarts it", name, code, name)
 	}
 	return m, nil
@@ -458,18 +455,18 @@ func changed(a, b herd.Reading) bool {
 // failed: tasks_record.go).
 func (d *daemon) memberExited(m *member, code int) {
 	now := time.Now()
-	d.state.lock()
-	m.exited, m.exitCode = true, code
-	prev := m.reading.State
-	m.reading = herd.Reading{State: herd.StateGone, Authority: herd.AuthorityRuntime, AtMs: now.UnixMilli(), Rule: fmt.Sprintf("process exited with code %d", code)}
-	d.exitQueueLocked(m, code) // closes the queued prompts before any waiter wakes on gone
-	c := code
-	ev := herd.Event{Type: herd.EventState, Name: m.name, State: herd.StateGone, Authority: herd.AuthorityRuntime, Prev: prev, ExitCode: &c, AtMs: now.UnixMilli()}
-	if op := d.taskEventLocked(m, &ev, true); op != nil {
-		d.lw.record(*op)
-	}
-	d.bus.emitLocked(ev)
-	d.state.unlock()
+	d.withState(func() {
+		m.exited, m.exitCode = true, code
+		prev := m.reading.State
+		m.reading = herd.Reading{State: herd.StateGone, Authority: herd.AuthorityRuntime, AtMs: now.UnixMilli(), Rule: fmt.Sprintf("process exited with code %d", code)}
+		d.exitQueueLocked(m, code) // closes the queued prompts before any waiter wakes on gone
+		c := code
+		ev := herd.Event{Type: herd.EventState, Name: m.name, State: herd.StateGone, Authority: herd.AuthorityRuntime, Prev: prev, ExitCode: &c, AtMs: now.UnixMilli()}
+		if op := d.taskEventLocked(m, &ev, true); op != nil {
+			d.lw.record(*op)
+		}
+		d.bus.emitLocked(ev)
+	})
 	// The tracker learns of the exit after m.exited is set, so its change callback (refresh)
 	// cannot publish a second, code-less done.
 	m.trk.Exit(code, now)

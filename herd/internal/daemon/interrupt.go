@@ -91,7 +91,7 @@ func (d *daemon) interruptTurn(ctx context.Context, m *member, grace time.Durati
 	if err := m.kind.interrupt(ctx, grace, r); err != nil {
 		return err
 	}
-	r.State = d.stateOf(m)
+	r.State = d.readingOf(m).State
 	return nil
 }
 
@@ -137,12 +137,6 @@ func (p ptyMember) interrupt(ctx context.Context, grace time.Duration, r *herd.I
 		r.Then = in.ThenKeys
 	}
 	return nil
-}
-
-func (d *daemon) stateOf(m *member) string {
-	d.state.lock()
-	defer d.state.unlock()
-	return m.reading.State
 }
 
 // stillBusy: m reads working or blocked and its screen classifier does not already read it

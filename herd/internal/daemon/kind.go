@@ -111,8 +111,6 @@ func (p ptyMember) failedLocked() bool { return false }
 
 func (p ptyMember) doctorNote(now time.Time) (bool, string) {
 	_, _, hook := p.trk.Readings(now)
-	p.d.state.lock()
-	exited := p.exited
-	p.d.state.unlock()
+	exited, _ := p.d.exitedOf(p.member)
 	return hook != nil && exited, ""
 }

@@ -69,17 +69,8 @@ type member struct {
 	// tracker; only the remote member's own code (remote.go) reads it.
 	remote *remoteLink
 
-	cmd  *exec.Cmd
-	ptmx *os.File
-	pid  int
-	scr  *screen.Screen
-	trk  tracker
-
-	ttyName string // the terminal's path (/dev/pts/N), for the foreground probe
-	nonce   string // MOSH_HERD_NONCE of this launch: a report carrying another is not this member's
-
-	// writeMu keeps a prompt's text and its Enter together: no other write lands between them.
-	writeMu sync.Mutex
+	// The process on a pty: nil for a remote member, so only the pty member's code can use it.
+	*ptyProc
 
 	// Guarded by d.state (the state lock, statelock.go).
 	reading    herd.Reading
@@ -106,15 +97,6 @@ type member struct {
 	// ignored are the last reports not applied (reporter.go), for explain.
 	ignored []herd.IgnoredReport
 
-	// menuSince is when the settled screen began to read blocked (zero while it does not):
-	// an answer waits for the engine's menu settle from then (answer.go).
-	menuSince time.Time
-
-	// reportMu guards enginePid: the engine process whose hooks report for this member
-	// (reporter.go; 0 until the first report from inside the member).
-	reportMu  sync.Mutex
-	enginePid int
-
 	// Guarded by mu.
 	mu       sync.Mutex
 	attached map[*attachment]struct{}
@@ -126,6 +108,31 @@ type member struct {
 	readDone  chan struct{} // the read loop ended
 	exitDone  chan struct{} // the process was reaped and its exit published
 	queueWake chan struct{} // the queue may be able to move (queue.go)
+}
+
+// ptyProc is what only a member on a pty has: its process, terminal, screen and state tracker,
+// and the hook reports from inside it. A remote member has none (its link is remoteLink).
+type ptyProc struct {
+	cmd  *exec.Cmd
+	ptmx *os.File
+	pid  int
+	scr  *screen.Screen
+	trk  tracker
+
+	ttyName string // the terminal's path (/dev/pts/N), for the foreground probe
+	nonce   string // MOSH_HERD_NONCE of this launch: a report carrying another is not this member's
+
+	// writeMu keeps a prompt's text and its Enter together: no other write lands between them.
+	writeMu sync.Mutex
+
+	// menuSince is when the settled screen began to read blocked (zero while it does not):
+	// an answer waits for the engine's menu settle from then (answer.go). Guarded by d.state.
+	menuSince time.Time
+
+	// reportMu guards enginePid: the engine process whose hooks report for this member
+	// (reporter.go; 0 until the first report from inside the member).
+	reportMu  sync.Mutex
+	enginePid int
 }
 
 // memberEnv is the caller's environment minus the engine's stripped names and any stale herd
@@ -163,7 +170,7 @@ func (d *daemon) startMember(ls launchSpec) (*member, error) {
 	}
 	m := &member{
 		d: d, name: ls.name, engine: ls.engine, spec: ls.spec, known: ls.known, bin: ls.bin, args: ls.args, cwd: ls.cwd,
-		autonomous: ls.autonomous, created: ls.created, cols: cols, rows: rows,
+		autonomous: ls.autonomous, created: ls.created, cols: cols, rows: rows, ptyProc: &ptyProc{},
 		attached: map[*attachment]struct{}{}, readDone: make(chan struct{}), exitDone: make(chan struct{}), queueWake: make(chan struct{}, 1),
 		reading: herd.Reading{State: herd.StateUnknown, Authority: herd.AuthorityScreen},
 	}
@@ -288,14 +295,14 @@ func (m *member) onSettled(snap screen.Snapshot) {
 	m.trk.Screen(snap, now)
 	// When the question appeared, before the settle event wakes an answer waiting for it.
 	_, scr, _ := m.trk.Readings(now)
-	m.d.state.lock()
-	switch {
-	case scr == nil || scr.State != herd.StateBlocked:
-		m.menuSince = time.Time{}
-	case m.menuSince.IsZero():
-		m.menuSince = now
-	}
-	m.d.state.unlock()
+	m.d.withState(func() {
+		switch {
+		case scr == nil || scr.State != herd.StateBlocked:
+			m.menuSince = time.Time{}
+		case m.menuSince.IsZero():
+			m.menuSince = now
+		}
+	})
 	m.d.refresh(m, true)
 }
 

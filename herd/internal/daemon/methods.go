@@ -272,19 +272,20 @@ func (d *daemon) row(m *member) *herd.Member { return m.kind.row() }
 func (p ptyMember) row() *herd.Member {
 	d, m := p.d, p.member
 	cols, rows := m.size()
-	d.state.lock()
-	r := &herd.Member{
-		Name: m.name, Engine: m.engine, Kind: herd.KindLocal, State: m.reading.State, BlockedOn: m.reading.BlockedOn, Authority: m.reading.Authority,
-		Cwd: m.cwd, Pid: m.pid, AgeMs: time.Since(m.created).Milliseconds(), CreatedMs: m.created.UnixMilli(), Alive: !m.exited,
-		Substrate: herd.SubstratePty, Autonomous: m.autonomous, Bin: m.bin, Args: m.args, Cols: cols, Rows: rows,
-		Screen: m.screenR, Hook: m.hookR,
-	}
-	if m.exited {
-		c := m.exitCode
-		r.ExitCode = &c
-	}
-	r.Queued = len(m.queue)
-	d.state.unlock()
+	var r *herd.Member
+	d.withState(func() {
+		r = &herd.Member{
+			Name: m.name, Engine: m.engine, Kind: herd.KindLocal, State: m.reading.State, BlockedOn: m.reading.BlockedOn, Authority: m.reading.Authority,
+			Cwd: m.cwd, Pid: m.pid, AgeMs: time.Since(m.created).Milliseconds(), CreatedMs: m.created.UnixMilli(), Alive: !m.exited,
+			Substrate: herd.SubstratePty, Autonomous: m.autonomous, Bin: m.bin, Args: m.args, Cols: cols, Rows: rows,
+			Screen: m.screenR, Hook: m.hookR,
+		}
+		if m.exited {
+			c := m.exitCode
+			r.ExitCode = &c
+		}
+		r.Queued = len(m.queue)
+	})
 	r.Attached = m.attachedCount()
 	return r
 }
@@ -540,10 +541,8 @@ func (d *daemon) forget(name string) {
 	d.mu.Unlock()
 	exited := false
 	if m != nil {
-		d.state.lock()
-		ids := m.drainQueueLocked()
-		exited = m.exited
-		d.state.unlock()
+		var ids []string
+		d.withState(func() { ids, exited = m.drainQueueLocked(), m.exited })
 		d.closeQueued(m, ids, ledger.StateCanceled, "the member was removed before it was typed")
 	}
 	d.lw.do(name, func() {
@@ -562,12 +561,12 @@ func (d *daemon) forget(name string) {
 			}
 		}
 	})
-	d.state.lock()
-	if m != nil {
-		m.removed = true
-	}
-	d.bus.emitLocked(herd.Event{Type: herd.EventRemoved, Name: name, State: herd.StateGone, Authority: herd.AuthorityRuntime, AtMs: time.Now().UnixMilli()})
-	d.state.unlock()
+	d.withState(func() {
+		if m != nil {
+			m.removed = true
+		}
+		d.bus.emitLocked(herd.Event{Type: herd.EventRemoved, Name: name, State: herd.StateGone, Authority: herd.AuthorityRuntime, AtMs: time.Now().UnixMilli()})
+	})
 	d.releaseMemorySoon() // once the batch of removals is over (memrelease.go)
 }
 
@@ -638,37 +637,20 @@ func hKill(ctx context.Context, sc *serverConn, params json.RawMessage) (any, er
 
 func hPrune(ctx context.Context, sc *serverConn, _ json.RawMessage) (any, error) {
 	d := sc.d
-	var names []string
-	d.mu.Lock()
-	for n := range d.remembered {
-		names = append(names, n)
+	names := []string{}
+	for _, r := range d.exitedAndRemembered() {
+		names = append(names, r.Name)
 	}
-	live := make([]*member, 0, len(d.members))
-	for _, m := range d.members {
-		live = append(live, m)
-	}
-	d.mu.Unlock()
-	d.state.lock()
-	for _, m := range live {
-		if m.exited {
-			names = append(names, m.name)
-		}
-	}
-	d.state.unlock()
 	sort.Strings(names)
 	for _, n := range names {
 		d.forget(n)
 	}
-	return herd.PruneResult{Pruned: append([]string{}, names...)}, nil
+	return herd.PruneResult{Pruned: names}, nil
 }
 
-func hRestore(ctx context.Context, sc *serverConn, params json.RawMessage) (any, error) {
-	var p herd.RestoreParams
-	if err := decode(herd.MethodRestore, params, &p); err != nil {
-		return nil, err
-	}
-	d := sc.d
-	// Candidates: remembered rows, and members of this daemon whose process exited.
+// exitedAndRemembered lists what prune forgets and restore restarts: the remembered rows (of
+// members a previous daemon ran), and the members of this daemon whose process exited, as rows.
+func (d *daemon) exitedAndRemembered() []manifestRow {
 	var rows []manifestRow
 	d.mu.Lock()
 	for _, r := range d.remembered {
@@ -679,14 +661,24 @@ func hRestore(ctx context.Context, sc *serverConn, params json.RawMessage) (any,
 		live = append(live, m)
 	}
 	d.mu.Unlock()
-	d.state.lock()
-	for _, m := range live {
-		if m.exited {
-			rows = append(rows, manifestRow{Name: m.name, Kind: herd.KindLocal, Engine: m.engine, Bin: m.bin, Args: m.args, Cwd: m.cwd,
-				Substrate: herd.SubstratePty, Autonomous: m.autonomous, Created: m.created})
+	d.withState(func() {
+		for _, m := range live {
+			if m.exited {
+				rows = append(rows, manifestRow{Name: m.name, Kind: herd.KindLocal, Engine: m.engine, Bin: m.bin, Args: m.args, Cwd: m.cwd,
+					Substrate: herd.SubstratePty, Autonomous: m.autonomous, Created: m.created})
+			}
 		}
+	})
+	return rows
+}
+
+func hRestore(ctx context.Context, sc *serverConn, params json.RawMessage) (any, error) {
+	var p herd.RestoreParams
+	if err := decode(herd.MethodRestore, params, &p); err != nil {
+		return nil, err
 	}
-	d.state.unlock()
+	d := sc.d
+	rows := d.exitedAndRemembered()
 	sort.Slice(rows, func(i, j int) bool { return rows[i].Created.Before(rows[j].Created) })
 
 	res := herd.RestoreResult{DryRun: p.DryRun, Actions: []herd.RestoreAction{}}
@@ -746,10 +738,7 @@ func (d *daemon) relaunch(r manifestRow, args, resume, env []string, spec engine
 		return exitcode.New(exitcode.Usage, "%s is being started by another request", r.Name)
 	}
 	if m, ok := d.members[r.Name]; ok {
-		d.state.lock()
-		exited := m.exited
-		d.state.unlock()
-		if !exited {
+		if exited, _ := d.exitedOf(m); !exited {
 			d.mu.Unlock()
 			return exitcode.New(exitcode.Usage, "%s is already running", r.Name)
 		}
@@ -806,10 +795,7 @@ func hReport(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 	peer := peerPid(sc.c)
 	if why := sc.d.foreignReport(m, p.Nonce, peer); why != "" {
 		sc.d.noteIgnored(m, state, json.RawMessage(p.Payload), peer, why)
-		sc.d.state.lock()
-		cur := m.reading.State
-		sc.d.state.unlock()
-		return herd.ReportResult{Name: m.name, Accepted: false, State: cur, Ignored: why}, nil
+		return herd.ReportResult{Name: m.name, Accepted: false, State: sc.d.readingOf(m).State, Ignored: why}, nil
 	}
 	now := time.Now()
 	// Taken before the tracker sees the report: its change callback may close the task, and a
@@ -818,18 +804,12 @@ func hReport(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 	defer sc.d.withState(func() { m.staleHook = false })
 	if err := m.trk.Report(state, kind, ttl, json.RawMessage(p.Payload), now); err != nil {
 		if errors.Is(err, errReportIgnored) {
-			sc.d.state.lock()
-			cur := m.reading.State
-			sc.d.state.unlock()
-			return herd.ReportResult{Name: m.name, Accepted: false, State: cur}, nil
+			return herd.ReportResult{Name: m.name, Accepted: false, State: sc.d.readingOf(m).State}, nil
 		}
 		return nil, exitcode.Wrap(err, exitcode.Usage)
 	}
 	sc.d.refresh(m, false)
-	sc.d.state.lock()
-	fused := m.reading.State
-	sc.d.state.unlock()
-	return herd.ReportResult{Name: m.name, Accepted: true, State: fused, ExpiresMs: now.Add(ttl).UnixMilli()}, nil
+	return herd.ReportResult{Name: m.name, Accepted: true, State: sc.d.readingOf(m).State, ExpiresMs: now.Add(ttl).UnixMilli()}, nil
 }
 
 // ---- status ----
@@ -895,16 +875,16 @@ func hExplain(ctx context.Context, sc *serverConn, params json.RawMessage) (any,
 func (p ptyMember) explain(r *herd.ExplainResult) {
 	d, m := p.d, p.member
 	m.trk.Explain(time.Now(), r)
-	d.state.lock()
-	r.State, r.BlockedOn, r.Authority = m.reading.State, m.reading.BlockedOn, m.reading.Authority
-	r.IgnoredReports = append([]herd.IgnoredReport(nil), m.ignored...)
-	if m.exited {
-		rt := m.reading
-		r.Runtime = &rt
-		r.Decided = fmt.Sprintf("the process exited with code %d", m.exitCode)
-		r.ReasonCode, r.RuleSource = herd.ReasonRuntimeExit, ""
-	}
-	d.state.unlock()
+	d.withState(func() {
+		r.State, r.BlockedOn, r.Authority = m.reading.State, m.reading.BlockedOn, m.reading.Authority
+		r.IgnoredReports = append([]herd.IgnoredReport(nil), m.ignored...)
+		if m.exited {
+			rt := m.reading
+			r.Runtime = &rt
+			r.Decided = fmt.Sprintf("the process exited with code %d", m.exitCode)
+			r.ReasonCode, r.RuleSource = herd.ReasonRuntimeExit, ""
+		}
+	})
 	snap := m.scr.Snapshot()
 	r.Title = snap.Title
 	for _, l := range snap.Lines {

@@ -162,11 +162,11 @@ func (d *daemon) followRemote(m *member) {
 	unchanged := 0 // task reads in a row that saw no change
 	retry := remoteRetryMin
 	first := time.Duration(0)
-	d.state.lock()
-	if !l.observed.IsZero() && !l.following {
-		first = remoteProbeEvery // `remote add` just probed it
-	}
-	d.state.unlock()
+	d.withState(func() {
+		if !l.observed.IsZero() && !l.following {
+			first = remoteProbeEvery // `remote add` just probed it
+		}
+	})
 	timer := time.NewTimer(first)
 	defer timer.Stop()
 	for {
@@ -177,9 +177,9 @@ func (d *daemon) followRemote(m *member) {
 			unchanged = 0
 		case <-timer.C:
 		}
-		d.state.lock()
-		following, tid, inflight := l.following, l.remoteTask, l.runCancel != nil
-		d.state.unlock()
+		var following, inflight bool
+		var tid string
+		d.withState(func() { following, tid, inflight = l.following, l.remoteTask, l.runCancel != nil })
 		var next time.Duration
 		switch {
 		case following:
@@ -515,12 +515,12 @@ func (d *daemon) sendRemote(m *member, task, text, resume string) error {
 	l := m.remote
 	d.promptTyped(m, task)
 	now := time.Now()
-	d.state.lock()
-	l.failedLast = false
-	l.sending = l.kind != remote.KindRun
-	d.remotePublishLocked(m, herd.Reading{State: herd.StateWorking, Authority: herd.AuthorityRemote, AtMs: now.UnixMilli(),
-		Rule: "prompt sent to " + l.host + "; waiting for its answer"}, nil)
-	d.state.unlock()
+	d.withState(func() {
+		l.failedLast = false
+		l.sending = l.kind != remote.KindRun
+		d.remotePublishLocked(m, herd.Reading{State: herd.StateWorking, Authority: herd.AuthorityRemote, AtMs: now.UnixMilli(),
+			Rule: "prompt sent to " + l.host + "; waiting for its answer"}, nil)
+	})
 
 	if l.kind == remote.KindRun {
 		ctx, cancel := context.WithCancel(l.ctx)
@@ -626,9 +626,10 @@ func (d *daemon) runCall(m *member, ctx context.Context, cancel context.CancelFu
 // POST for run. It returns the remote task id canceled ("" when nothing was open).
 func (d *daemon) cancelRemote(m *member) (string, error) {
 	l := m.remote
-	d.state.lock()
-	following, tid, runCancel := l.following, l.remoteTask, l.runCancel
-	d.state.unlock()
+	var following bool
+	var tid string
+	var runCancel context.CancelFunc
+	d.withState(func() { following, tid, runCancel = l.following, l.remoteTask, l.runCancel })
 	if runCancel != nil {
 		runCancel()
 		return "run", nil

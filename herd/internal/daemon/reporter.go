@@ -141,10 +141,10 @@ func (d *daemon) noteIgnored(m *member, state string, payload json.RawMessage, p
 		_ = json.Unmarshal(payload, &ev)
 	}
 	d.logger.Printf("%s: ignored a report (%s %s) from pid %d: %s", m.name, orDash(ev.Event), state, peer, why)
-	d.state.lock()
-	m.ignored = append(m.ignored, herd.IgnoredReport{AtMs: time.Now().UnixMilli(), Event: ev.Event, State: state, Pid: peer, Why: why})
-	if len(m.ignored) > maxIgnored {
-		m.ignored = m.ignored[len(m.ignored)-maxIgnored:]
-	}
-	d.state.unlock()
+	d.withState(func() {
+		m.ignored = append(m.ignored, herd.IgnoredReport{AtMs: time.Now().UnixMilli(), Event: ev.Event, State: state, Pid: peer, Why: why})
+		if len(m.ignored) > maxIgnored {
+			m.ignored = m.ignored[len(m.ignored)-maxIgnored:]
+		}
+	})
 }

@@ -287,7 +287,7 @@ func BenchmarkForegroundProbe(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait(); master.Close(); tty.Close() }()
-	m := &member{ptmx: master, pid: cmd.Process.Pid, ttyName: tty.Name()}
+	m := &member{ptyProc: &ptyProc{ptmx: master, pid: cmd.Process.Pid, ttyName: tty.Name()}}
 	// Until cat sits in its read.
 	for i := 0; ; i++ {
 		if fg := m.probeForeground(); fg != nil && fg.Reading {

@@ -1,6 +1,10 @@
 package daemon
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/mosh-dev/mosh/herd"
+)
 
 // stateLock is the daemon's one state lock. It guards every member's reading (and its screen
 // and hook readings, exited, removed), its tasks (task, lastClosed), its prompt queue and typing
@@ -22,4 +26,16 @@ func (d *daemon) withState(fn func()) {
 	d.state.lock()
 	fn()
 	d.state.unlock()
+}
+
+// readingOf is m's fused reading now (taken under the state lock).
+func (d *daemon) readingOf(m *member) (r herd.Reading) {
+	d.withState(func() { r = m.reading })
+	return r
+}
+
+// exitedOf says whether m's process exited, and with which code (under the state lock).
+func (d *daemon) exitedOf(m *member) (exited bool, code int) {
+	d.withState(func() { exited, code = m.exited, m.exitCode })
+	return exited, code
 }

@@ -63,7 +63,7 @@ func wireTransition(tr ledger.Transition) herd.TaskTransition {
 func wireTask(t ledger.Task) herd.Task {
 	w := herd.Task{ID: t.ID, Member: t.Member, Text: t.Text, SubmittedMs: t.Submitted.UnixMilli(), StateAtSubmit: t.StateAtSubmit,
 		State: t.State, BlockedOn: t.Kind, Open: t.Open, EndedMs: zeroMs(t.EndedAt), DurationMs: t.DurationMs, Note: t.Note,
-		RemoteTaskID: t.RemoteTaskID, RemoteContextID: t.RemoteContextID, Queued: t.Queued}
+		RemoteTaskID: t.RemoteTaskID, RemoteContextID: t.RemoteContextID, Queued: t.Queued, Autonomous: t.Autonomous}
 	if t.Transitions != nil {
 		w.Transitions = make([]herd.TaskTransition, len(t.Transitions))
 		for i, tr := range t.Transitions {

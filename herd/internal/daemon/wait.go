@@ -371,10 +371,7 @@ func (d *daemon) awaitAfterPrompt(ctx context.Context, m *member, sub *busSub, w
 				return promptOutcome{WaitOutcome: herd.WaitOutcome{Name: m.name, Outcome: herd.OutcomeGone, State: herd.StateGone}}
 			}
 		case <-deadline:
-			d.state.lock()
-			st := m.reading.State
-			d.state.unlock()
-			return promptOutcome{WaitOutcome: herd.WaitOutcome{Name: m.name, Outcome: herd.OutcomeTimeout, State: st}}
+			return promptOutcome{WaitOutcome: herd.WaitOutcome{Name: m.name, Outcome: herd.OutcomeTimeout, State: d.readingOf(m).State}}
 		case <-ctx.Done():
 			return promptOutcome{WaitOutcome: herd.WaitOutcome{Name: m.name, Outcome: herd.OutcomeGone, State: herd.StateGone}}
 		case <-d.stopCh:
