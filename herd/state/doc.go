@@ -47,7 +47,9 @@
 // codex.working.loading; captured frame by frame in
 // conformance/engines/screens/*-start-*.txt): Codex's "loading" header, its
 // bare "? for shortcuts" footer before the session is configured, and a
-// prompt it holds under "Waiting for startup"; Claude Code's box under a bare
+// prompt it holds under "Waiting for startup" (and, once it takes that prompt,
+// its echo right above the empty box before the turn's spinner:
+// codex.working.submitted); Claude Code's box under a bare
 // "⏸ manual mode on" footer (before "? for shortcuts"). Claude's title "✳"
 // alone reads nothing: its blank first frame has it.
 //

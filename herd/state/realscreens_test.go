@@ -92,6 +92,7 @@ var realScreenRules = map[string]struct{ rule, evidence string }{
 	"codex-start-loading": {"codex.working.loading", "OpenAI Codex"},
 	"codex-start-session": {"codex.working.starting", "? for shortcuts"},
 	"codex-start-held":    {"codex.working.starting", "Waiting for startup"},
+	"codex-start-taken":   {"codex.working.submitted", "› Answer with the word"},
 	"codex-start-ready":   {"codex.idle.prompt", "Ask Codex to do anything"},
 	"claude-start-blank":  {"", ""},
 	"claude-start-box":    {"claude.working.starting", "❯"},

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -120,6 +121,14 @@ type member struct {
 	readDone  chan struct{} // the read loop ended
 	exitDone  chan struct{} // the process was reaped and its exit published
 	queueWake chan struct{} // the queue may be able to move (queue.go)
+	// settleWake: a screen settled or a hook reported (submit.go watches a typed prompt).
+	settleWake chan struct{}
+
+	// lastReport is when the engine last reported a hook (guarded by the state lock); lastInput
+	// when keys other than a typed prompt's last reached the terminal (send-keys, attach input),
+	// in Unix nanoseconds.
+	lastReport time.Time
+	lastInput  atomic.Int64
 }
 
 // memberEnv is the caller's environment minus the engine's stripped names and any stale herd
@@ -159,7 +168,8 @@ func (d *daemon) startMember(ls launchSpec) (*member, error) {
 		d: d, name: ls.name, engine: ls.engine, spec: ls.spec, known: ls.known, bin: ls.bin, args: ls.args, cwd: ls.cwd,
 		autonomous: ls.autonomous, created: ls.created, cols: cols, rows: rows,
 		attached: map[*attachment]struct{}{}, readDone: make(chan struct{}), exitDone: make(chan struct{}), queueWake: make(chan struct{}, 1),
-		reading: herd.Reading{State: herd.StateUnknown, Authority: herd.AuthorityScreen},
+		settleWake: make(chan struct{}, 1),
+		reading:    herd.Reading{State: herd.StateUnknown, Authority: herd.AuthorityScreen},
 	}
 	m.kind = ptyMember{m}
 	m.trk = d.engines.NewTracker(ls.engine, func() { d.refresh(m, false) })
@@ -286,6 +296,7 @@ func (m *member) onSettled(snap screen.Snapshot) {
 	}
 	m.d.state.unlock()
 	m.d.refresh(m, true)
+	m.pokeSettle()
 }
 
 // writeReply sends the emulator's answers to terminal queries back to the program.
@@ -318,6 +329,7 @@ func (m *member) writeLocked(b []byte) error {
 
 // write sends raw bytes (send-keys, attach input).
 func (m *member) write(b []byte) error {
+	m.lastInput.Store(time.Now().UnixNano())
 	m.writeMu.Lock()
 	defer m.writeMu.Unlock()
 	return m.writeLocked(b)
