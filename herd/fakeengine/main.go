@@ -36,6 +36,16 @@
 // working shows "esc again to interrupt", a second interrupts, and Escapes
 // read in one read are one press.
 //
+// --start D draws the engine's start-up for D before it takes a prompt, as
+// the real ones do (conformance/engines/screens/*-start-*.txt). Claude: a
+// blank screen titled "✳ Claude Code" (half of D, at most 300 ms), then the
+// box under a bare "⏸ manual mode on" footer; keys typed meanwhile are lost (the real Claude loses a
+// prompt typed before its input is live). Codex: a "loading" header and a
+// bare "? for shortcuts" footer; a prompt submitted meanwhile stays in the
+// box under "Waiting for startup" and is taken when start-up ends.
+// --drop-enter N ignores the first N Enters that would submit a prompt (the
+// text stays in the box), as a loaded engine sometimes loses one.
+//
 // Esc while working interrupts (no hook fires, like the real engines).
 // Ctrl-C while working interrupts; at the prompt Ctrl-C or Ctrl-D exits.
 //
@@ -44,6 +54,7 @@
 //	fakeengine [--style claude|codex] [--settings PATH] [--turn 1s] [--slow 30s]
 //	           [--tick 100ms] [--notify-after 6s] [--idle-notify 60s] [--hook-trust]
 //	           [--menu-delay 0] [--menu-deaf 0] [--esc-twice] [--headless]
+//	           [--start 0] [--drop-enter 0]
 //
 // Every duration flag also reads FAKEENGINE_<NAME> (FAKEENGINE_TURN=50ms).
 // Other flags and arguments (the real engines' launch, agent and resume
@@ -117,6 +128,10 @@ type config struct {
 	// UserPromptSubmit and Stop with an own session, print the answer,
 	// exit.
 	headless bool
+	// start: the start-up phase's length (--start); dropEnter: how many submitting Enters are
+	// lost (--drop-enter).
+	start     time.Duration
+	dropEnter int
 }
 
 func durationFlag(fs *flag.FlagSet, p *time.Duration, name string, def time.Duration, usage string) {
@@ -149,6 +164,8 @@ func parseFlags(args []string) (config, error) {
 	durationFlag(fs, &c.stopDelay, "stop-delay", 0, "how long after the turn's done is drawn the Stop hook fires")
 	durationFlag(fs, &c.takeDelay, "take-delay", 0, "how long a submitted prompt that says hold sits in the input box before its turn starts")
 	fs.BoolVar(&c.escTwice, "esc-twice", os.Getenv("FAKEENGINE_ESC_TWICE") == "1", "OpenCode's Esc: a second press interrupts; Escapes in one read are one press")
+	durationFlag(fs, &c.start, "start", 0, "how long the engine draws its start-up before it takes a prompt")
+	fs.IntVar(&c.dropEnter, "drop-enter", envInt("FAKEENGINE_DROP_ENTER"), "how many Enters that would submit a prompt are lost (env FAKEENGINE_DROP_ENTER)")
 	fs.BoolVar(&c.headless, "headless", false, "run as a nested engine started by a tool: report a turn through the hooks and exit")
 	if err := fs.Parse(ownArgs(fs, args)); err != nil {
 		return c, err
@@ -211,6 +228,11 @@ func ownArgs(fs *flag.FlagSet, args []string) []string {
 		}
 	}
 	return keep
+}
+
+func envInt(k string) int {
+	n, _ := strconv.Atoi(os.Getenv(k))
+	return n
 }
 
 func envOr(k, def string) string {
@@ -283,11 +305,19 @@ type engine struct {
 	menuAt time.Time
 	// escArmed: one Esc was pressed while working (--esc-twice).
 	escArmed bool
+	// starting: the start-up phase (--start) is on; blank: its first, blank frame (Claude);
+	// held: a prompt submitted during start-up, taken when it ends (Codex).
+	starting, blank bool
+	held            string
+	// booting: Codex's last start-up step, a title spinner (keys are taken already).
+	booting bool
+	// dropEnter: submitting Enters still to lose (--drop-enter).
+	dropEnter int
 }
 
 func run(cfg config) int {
 	cwd, _ := os.Getwd()
-	e := &engine{cfg: cfg, events: make(chan func(), 64), cwd: cwd, session: newID(), pending: -1}
+	e := &engine{cfg: cfg, events: make(chan func(), 64), cwd: cwd, session: newID(), pending: -1, dropEnter: cfg.dropEnter}
 	e.cols, e.rows = 120, 40
 	if c, r, err := term.GetSize(1); err == nil && c > 0 && r > 0 {
 		e.cols, e.rows = c, r
@@ -318,6 +348,13 @@ func run(cfg config) int {
 		e.hooksOff = true
 	}
 	e.fire("SessionStart", map[string]any{"source": "startup", "model": e.model()})
+	if cfg.start > 0 && cfg.st.startup != startNone {
+		e.starting, e.blank = true, cfg.st.startup == startDrops
+		if e.blank {
+			time.AfterFunc(min(cfg.start/2, 300*time.Millisecond), func() { e.events <- func() { e.blank = false; e.draw() } })
+		}
+		time.AfterFunc(cfg.start, func() { e.events <- e.started0 })
+	}
 	e.draw()
 	for !e.quit {
 		f := <-e.events
@@ -328,6 +365,33 @@ func run(cfg config) int {
 	}
 	os.Stdout.WriteString("\x1b[?2004l\x1b[?1049l")
 	return e.exitCode
+}
+
+// started0 ends the start-up phase. Codex (startHolds) then shows its title spinner a moment
+// (its last start-up step) and, if it held a prompt, clears the box, reads idle a moment and only
+// then starts that turn, as the real 0.171.0 does; the others take prompts at once.
+func (e *engine) started0() {
+	e.starting, e.blank = false, false
+	if e.cfg.st.startup != startHolds {
+		e.draw()
+		return
+	}
+	e.booting = true
+	e.draw()
+	time.AfterFunc(150*time.Millisecond, func() {
+		e.events <- func() {
+			e.booting = false
+			held := e.held
+			e.held = ""
+			if held == "" {
+				e.draw()
+				return
+			}
+			e.input = nil
+			e.draw()
+			time.AfterFunc(150*time.Millisecond, func() { e.events <- func() { e.submit(held) } })
+		}
+	})
 }
 
 // crashed: the process ends by a "crash N" prompt (mid-turn, no SessionEnd).
@@ -445,6 +509,9 @@ func (e *engine) onSeq(seq string) {
 }
 
 func (e *engine) onPaste(text string) {
+	if e.starting && (e.cfg.st.startup == startDrops || e.held != "") {
+		return // Claude's input is not live yet; Codex holds a prompt already
+	}
 	if e.mode == modeIdle || e.mode == modeWorking {
 		e.input = append(e.input, []rune(text)...)
 		e.draw()
@@ -452,6 +519,10 @@ func (e *engine) onPaste(text string) {
 }
 
 func (e *engine) onKey(key string) {
+	if e.starting {
+		e.onStartingKey(key)
+		return
+	}
 	if (e.mode == modePerm || e.mode == modeAsk) && time.Since(e.menuAt) < e.cfg.menuDeaf {
 		return // the dialog was just drawn and takes no keys yet (--menu-deaf)
 	}
@@ -491,6 +562,10 @@ func (e *engine) onKey(key string) {
 			}
 		case "enter":
 			if e.mode == modeIdle && strings.TrimSpace(string(e.input)) != "" && !e.taking {
+				if e.dropEnter > 0 {
+					e.dropEnter-- // lost: the text stays in the box
+					return
+				}
 				text := string(e.input)
 				if e.cfg.takeDelay > 0 && strings.Contains(text, "hold") {
 					// --take-delay: the text stays in the box, the old done line above it.
@@ -572,6 +647,31 @@ func (e *engine) onKey(key string) {
 		e.mode = modeIdle
 		e.draw()
 	}
+}
+
+// onStartingKey is a key during start-up: Claude loses it; Codex types it into the box and holds
+// a submitted prompt under "Waiting for startup" (Esc cancels the hold).
+func (e *engine) onStartingKey(key string) {
+	if e.cfg.st.startup != startHolds {
+		return
+	}
+	switch key {
+	case "enter":
+		if e.held == "" && strings.TrimSpace(string(e.input)) != "" {
+			e.held = string(e.input)
+		}
+	case "esc":
+		e.held = ""
+	case "backspace":
+		if e.held == "" && len(e.input) > 0 {
+			e.input = e.input[:len(e.input)-1]
+		}
+	default:
+		if e.held == "" && len([]rune(key)) == 1 {
+			e.input = append(e.input, []rune(key)...)
+		}
+	}
+	e.draw()
 }
 
 // ---- turns ----
@@ -1188,7 +1288,7 @@ func codexTitle(e *engine) string {
 	switch {
 	case e.mode == modePerm || e.mode == modeAsk:
 		return "[ . ] Action Required | " + name
-	case e.mode == modeWorking:
+	case e.mode == modeWorking || e.booting:
 		return braille[e.spin%len(braille)] + " " + name
 	}
 	return name
@@ -1214,7 +1314,11 @@ var codexLogo = []string{
 func (e *engine) header() []string { return e.cfg.st.header(e) }
 
 func codexHeader(e *engine) []string {
-	h := []string{"", "  >_ OpenAI Codex (v0.171.0)", "     " + e.cwd, "", ""}
+	dir := e.cwd
+	if e.starting && e.held == "" {
+		dir = "loading"
+	}
+	h := []string{"", "  >_ OpenAI Codex (v0.171.0)", "     " + dir, "", ""}
 	if e.submitted == 0 {
 		h = append(append(h, "", "", "", "", "", ""), codexLogo...)
 	}
@@ -1301,6 +1405,9 @@ func (e *engine) bottom() (lines []string, curRow, curCol int) {
 		footer += " · ← for agents"
 		over = rightAlign("", "◐ medium · /effort", e.cols-1)
 	}
+	if e.starting {
+		footer = "  ⏸ manual mode on" // before the input is live: no hints yet
+	}
 	if e.mode == modeWorking {
 		verb := workingVerbs[e.turn%len(workingVerbs)]
 		lines = append(lines, fmt.Sprintf("%s %s… (%ds · ↓ %d tokens)", claudeSpinner[e.spin%len(claudeSpinner)], verb, elapsed, e.tokens),
@@ -1348,6 +1455,16 @@ func (e *engine) codexBottom(firstInput string, elapsed int) (lines []string, cu
 	if firstInput != "" {
 		composer = "› " + firstInput
 	}
+	if e.starting {
+		// Before the session is configured: no status line, the bare hint; a prompt submitted
+		// meanwhile waits in the box.
+		hint := "  ? for shortcuts"
+		if e.held != "" {
+			hint = "  Waiting for startup  · esc cancel"
+		}
+		lines = append(lines, "", composer, "", hint)
+		return lines, len(lines) - 3, 2 + utf8.RuneCountInString(firstInput)
+	}
 	status := "  gpt-fake default · " + e.cwd
 	if e.firstPrompt != "" {
 		status += " · " + e.firstPrompt
@@ -1381,8 +1498,10 @@ func (e *engine) draw() {
 		top = top[len(top)-room:]
 	}
 	rows := make([]string, e.rows)
-	copy(rows, top)
-	copy(rows[e.rows-len(bottom):], bottom)
+	if !e.blank { // Claude's first start-up frame is blank under its title
+		copy(rows, top)
+		copy(rows[e.rows-len(bottom):], bottom)
+	}
 	var b strings.Builder
 	if e.cfg.st.syncOutput {
 		b.WriteString("\x1b[?2026h")
@@ -1430,6 +1549,8 @@ type style struct {
 	payloadModelTurn bool
 	// syncOutput: frames are wrapped in DEC 2026 synchronized output and written in two halves.
 	syncOutput bool
+	// startup: what --start draws and does with keys (startNone: --start is ignored).
+	startup startup
 	// blankAfterLive: an interrupt leaves a blank line after what had streamed.
 	blankAfterLive bool
 	// Transcript lines: the pending tool call drawn with the permission dialog, the approval,
@@ -1451,6 +1572,15 @@ type style struct {
 	finalKey string
 }
 
+// startup is a style's start-up phase (--start).
+type startup int
+
+const (
+	startNone  startup = iota
+	startDrops         // Claude: a blank frame, then the box; keys are lost
+	startHolds         // Codex: "loading"; a submitted prompt is held until start-up ends
+)
+
 // styles are every style the fake can draw: the ones written here and those of styles.json.
 var styles = allStyles()
 
@@ -1460,7 +1590,7 @@ var codeStyles = map[string]*style{
 		settings: []string{".claude", "settings.json"}, model: "claude-opus-5-5",
 		echo: "❯ ", echoAfter: []string{""}, bullet: "● ",
 		permCommand: "touch perm.txt", toolDescription: "Create perm.txt", permissionSuggestions: true, permOptions: 4,
-		notifications: true, stopFailure: true,
+		notifications: true, stopFailure: true, startup: startDrops,
 		pendingTool: []string{"● Creating perm.txt", "  ⎿  $ {cmd}", ""},
 		runningTool: []string{"● Bash({cmd})", "  ⎿  Running…", ""},
 		ranTool:     []string{"  Ran 1 shell command", ""},
@@ -1476,7 +1606,7 @@ var codeStyles = map[string]*style{
 		settings: []string{".codex", "hooks.json"}, hookTrust: true, model: "gpt-fake",
 		echo: "› ", echoAfter: []string{"", ""}, bullet: "• ",
 		permCommand: "touch codex-perm.txt", permOptions: 3,
-		payloadModelTurn: true, syncOutput: true, blankAfterLive: true,
+		payloadModelTurn: true, syncOutput: true, blankAfterLive: true, startup: startHolds,
 		pendingTool: []string{"• Running {cmd}", ""},
 		approved:    []string{"✔ You approved codex to run {cmd} this time", ""},
 		ranTool:     []string{"• Ran {cmd}", "  └ (no output)", ""},

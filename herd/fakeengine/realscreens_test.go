@@ -145,3 +145,35 @@ func TestCodexMatchesRealScreens(t *testing.T) {
 			lines: []string{`■ {"error":{"code":null,"message":"fake`, `"param":null,"type":"invalid_request_error"}}`}},
 	})
 }
+
+// startFrame starts style with a start-up longer than the test and checks the frame it draws
+// while starting against the real engine's captured start-up frame: read by the same rule (never
+// idle), with the lines that identify it.
+func startFrame(t *testing.T, style, real string, lines ...string) {
+	tab := state.Load("")
+	m := start(t, style, []string{"FAKEENGINE_START=1h"})
+	f := m.waitFor(state.Working, "", "")
+	want := tab.Classify(style, realScreen(t, real))
+	fake := m.scr.Snapshot()
+	if f.Screen == nil || f.Screen.Rule != want.Rule || want.State != state.Working {
+		t.Fatalf("starting, the fake %s reads %+v; the real %s reads %s by %s\n%s", style, f.Screen, real,
+			state.Format(want.State, want.Kind), want.Rule, fake.Text())
+	}
+	for _, l := range lines {
+		if !strings.Contains(strings.Join(realScreen(t, real).Lines, "\n"), l) {
+			t.Fatalf("%s lacks %q: fix the test", real, l)
+		}
+		if !strings.Contains(strings.Join(fake.Lines, "\n"), l) {
+			t.Fatalf("the fake %s, starting, lacks %q, which %s shows\n%s", style, l, real, fake.Text())
+		}
+	}
+}
+
+func TestStartUpMatchesRealScreens(t *testing.T) {
+	t.Run("codex", func(t *testing.T) {
+		startFrame(t, "codex", "codex-start-loading", "  >_ OpenAI Codex (v0.171.0)\n     loading", "› Ask Codex to do anything", "\n  ? for shortcuts")
+	})
+	t.Run("claude", func(t *testing.T) {
+		startFrame(t, "claude", "claude-start-box", "Claude Code v2.1.332", "◐ medium · /effort", "\n❯\u00a0\n", "─\n  ⏸ manual mode on")
+	})
+}

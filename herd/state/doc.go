@@ -39,6 +39,20 @@
 // prompt, so markers of an older turn are never read as the current one.
 // Non-breaking spaces (Claude draws its input box with one) read as spaces.
 //
+// # Start-up
+//
+// A fresh member reads idle only when its engine takes a prompt: `herd start`
+// then `wait --state idle` then a prompt must not lose it. Start-up frames
+// that already draw an input box read working (rules *.working.starting,
+// codex.working.loading; captured frame by frame in
+// conformance/engines/screens/*-start-*.txt): Codex's "loading" header, its
+// bare "? for shortcuts" footer before the session is configured, and a
+// prompt it holds under "Waiting for startup" (and, once it takes that prompt,
+// its echo right above the empty box before the turn's spinner:
+// codex.working.submitted); Claude Code's box under a bare
+// "⏸ manual mode on" footer (before "? for shortcuts"). Claude's title "✳"
+// alone reads nothing: its blank first frame has it.
+//
 // # The ADK dev server (gradient)
 //
 // `mosh herd run -- gradient agent run [--dev]` is a web server, not an

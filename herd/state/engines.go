@@ -56,6 +56,8 @@ type Engine struct {
 	// ClearInput are the keys (send-keys names) that empty the engine's input line; the herd
 	// sends them before it types a queued prompt when the input line shows leftover text.
 	ClearInput []string `json:"clearInput,omitempty"`
+	// Resubmit is how the herd makes sure a prompt it typed was taken (nil: it does not check).
+	Resubmit *Resubmit `json:"resubmit,omitempty"`
 	// Prompt is a regex matching the engine's input line (Claude `❯ `, Codex
 	// `› `); it anchors the prompt_box and above_prompt regions.
 	Prompt string `json:"prompt,omitempty"`
@@ -146,6 +148,26 @@ func (e *Engine) InterruptKeys() Interrupt {
 		in.GraceMs = DefaultInterrupt.GraceMs
 	}
 	return in
+}
+
+// Resubmit: when, after a prompt was typed, the screen has been at rest for SettleMs with the
+// prompt's text still on the input line (InputHolds), reading idle or done, and no hook has spoken
+// since, the engine lost the Enter: Keys (send-keys names) are sent once more. A screen that reads
+// working with the text in the box (Codex holding a prompt during start-up) is left alone.
+type Resubmit struct {
+	Keys     []string `json:"keys"`
+	SettleMs int      `json:"settleMs,omitempty"`
+}
+
+// DefaultResubmitSettleMs is Resubmit's SettleMs when the entry names none.
+const DefaultResubmitSettleMs = 500
+
+// ResubmitSettle is how long the screen must be at rest before a lost Enter is sent again.
+func (r *Resubmit) ResubmitSettle() time.Duration {
+	if r == nil {
+		return msOr(0, DefaultResubmitSettleMs)
+	}
+	return msOr(r.SettleMs, DefaultResubmitSettleMs)
 }
 
 // PromptBox is where the prompt_box region ends: the nearest horizontal rule
@@ -410,6 +432,14 @@ func (t *Table) finish(e *Engine, user bool) {
 			*f.v = 0
 		}
 	}
+	if e.Resubmit != nil && e.Resubmit.SettleMs < 0 {
+		if !user {
+			panic("state: embedded resubmit.settleMs of " + e.Name + " is negative")
+		}
+		t.problems = append(t.problems, Problem{File: "engines.json", Where: e.Name + " resubmit.settleMs",
+			Error: fmt.Sprintf("%d is negative", e.Resubmit.SettleMs), Fix: "use 0 (the default) or a number of milliseconds"})
+		e.Resubmit.SettleMs = 0
+	}
 	e.prompt = nil
 	if e.Prompt != "" {
 		re, err := compileRegexp(e.Prompt)
@@ -557,6 +587,32 @@ func (e *Engine) InputLeftover(snap screen.Snapshot) bool {
 	}
 	rest := strings.Trim(line[loc[1]:], " │|")
 	return strings.TrimSpace(rest) != ""
+}
+
+// InputHolds reports whether the engine's input line on snap shows text (its first line; a line
+// the box wrapped may show only its beginning): a typed prompt still waiting in the box. False
+// when the engine has no prompt pattern, the screen shows no prompt line, or the line is empty.
+func (e *Engine) InputHolds(snap screen.Snapshot, text string) bool {
+	if e == nil || e.prompt == nil {
+		return false
+	}
+	first, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
+	first = strings.TrimSpace(first)
+	if first == "" {
+		return false
+	}
+	l := newLayout(snap, e.prompt, e.promptBox())
+	p := l.lastPromptLine(len(l.lines) - 1)
+	if p < 0 {
+		return false
+	}
+	line := l.lines[p]
+	loc := e.prompt.FindStringIndex(line)
+	if loc == nil {
+		return false
+	}
+	rest := strings.TrimSpace(strings.Trim(line[loc[1]:], " │|"))
+	return rest != "" && (strings.HasPrefix(rest, first) || strings.HasPrefix(first, rest))
 }
 
 // hookSpecs lists the hook specs to read a payload with: e's first, then

@@ -84,6 +84,47 @@ var realScreenRules = map[string]struct{ rule, evidence string }{
 	"opencode-perm-denied":     {"opencode.done.ended", "▣  Build · GPT Fake"},
 	"pi-api-error":             {"pi.done.error", "Error: 400"},
 	"pi-esc-interrupted":       {"pi.idle.aborted", "Operation aborted"},
+	// Start-up, captured frame by frame (a fresh member must not read idle before the engine
+	// takes a prompt): Codex's header says "loading", then its footer is the bare "? for
+	// shortcuts" until its session is configured, and a prompt typed meanwhile is held under
+	// "Waiting for startup"; Claude Code's first frame is a blank screen titled "✳ Claude Code"
+	// (no rule: unknown), then the box with a bare mode line before "? for shortcuts".
+	"codex-start-loading": {"codex.working.loading", "OpenAI Codex"},
+	"codex-start-session": {"codex.working.starting", "? for shortcuts"},
+	"codex-start-held":    {"codex.working.starting", "Waiting for startup"},
+	"codex-start-taken":   {"codex.working.submitted", "› Answer with the word"},
+	"codex-start-ready":   {"codex.idle.prompt", "Ask Codex to do anything"},
+	"claude-start-blank":  {"", ""},
+	"claude-start-box":    {"claude.working.starting", "❯"},
+	"claude-start-ready":  {"claude.idle.prompt", "❯"},
+}
+
+// startSequences are the start-up frames of a fresh member in the order the real engine drew
+// them (conformance/engines/screens/*-start-*.txt): only the last reads idle.
+var startSequences = map[string][]string{
+	"codex":  {"codex-start-loading", "codex-start-session", "codex-start-held", "codex-start-ready"},
+	"claude": {"claude-start-blank", "claude-start-box", "claude-start-ready"},
+}
+
+func TestStartSequencesReadIdleOnlyWhenReady(t *testing.T) {
+	tab := Load("")
+	byName := map[string]realScreen{}
+	for _, rs := range loadRealScreens(t) {
+		byName[rs.name] = rs
+	}
+	for engine, seq := range startSequences {
+		for i, name := range seq {
+			rs, ok := byName[name]
+			if !ok {
+				t.Fatalf("%s: no captured screen %s.txt in %s", engine, name, realScreensDir)
+			}
+			rd := tab.Classify(engine, rs.snap)
+			if idle := rd.State == Idle || rd.State == Done; idle != (i == len(seq)-1) {
+				t.Errorf("%s start-up frame %d (%s) reads %s by %q: only the last frame, when the engine takes input, may read idle",
+					engine, i+1, name, Format(rd.State, rd.Kind), rd.Rule)
+			}
+		}
+	}
 }
 
 func TestRealScreens(t *testing.T) {

@@ -23,6 +23,12 @@ type engineSpec struct {
 	// shows text on it (queue.go clears it before typing a queued prompt).
 	ClearInput    []string
 	InputLeftover func(screen.Snapshot) bool
+	// Resubmit are the keys sent once more when a typed prompt still sits in the input box
+	// (InputHolds) at rest, ResubmitSettle after the screen last changed (submit.go); none: the
+	// herd does not check.
+	Resubmit       []string
+	ResubmitSettle time.Duration
+	InputHolds     func(screen.Snapshot, string) bool
 	// KeyGap, MenuSettle and MenuWait are the engines table's key timing (state.Engine's
 	// KeyGap, MenuSettle, MenuWait); zero for a program the table does not know means the
 	// table's defaults.

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -108,6 +109,14 @@ type member struct {
 	readDone  chan struct{} // the read loop ended
 	exitDone  chan struct{} // the process was reaped and its exit published
 	queueWake chan struct{} // the queue may be able to move (queue.go)
+	// settleWake: a screen settled or a hook reported (submit.go watches a typed prompt).
+	settleWake chan struct{}
+
+	// lastReport is when the engine last reported a hook (guarded by the state lock); lastInput
+	// when keys other than a typed prompt's last reached the terminal (send-keys, attach input),
+	// in Unix nanoseconds.
+	lastReport time.Time
+	lastInput  atomic.Int64
 }
 
 // ptyProc is what only a member on a pty has: its process, terminal, screen and state tracker,
@@ -172,7 +181,8 @@ func (d *daemon) startMember(ls launchSpec) (*member, error) {
 		d: d, name: ls.name, engine: ls.engine, spec: ls.spec, known: ls.known, bin: ls.bin, args: ls.args, cwd: ls.cwd,
 		autonomous: ls.autonomous, created: ls.created, cols: cols, rows: rows, ptyProc: &ptyProc{},
 		attached: map[*attachment]struct{}{}, readDone: make(chan struct{}), exitDone: make(chan struct{}), queueWake: make(chan struct{}, 1),
-		reading: herd.Reading{State: herd.StateUnknown, Authority: herd.AuthorityScreen},
+		settleWake: make(chan struct{}, 1),
+		reading:    herd.Reading{State: herd.StateUnknown, Authority: herd.AuthorityScreen},
 	}
 	m.kind = ptyMember{m}
 	if ls.spec.Hooks {
@@ -304,6 +314,7 @@ func (m *member) onSettled(snap screen.Snapshot) {
 		}
 	})
 	m.d.refresh(m, true)
+	m.pokeSettle()
 }
 
 // writeReply sends the emulator's answers to terminal queries back to the program.
@@ -336,6 +347,7 @@ func (m *member) writeLocked(b []byte) error {
 
 // write sends raw bytes (send-keys, attach input).
 func (m *member) write(b []byte) error {
+	m.lastInput.Store(time.Now().UnixNano())
 	m.writeMu.Lock()
 	defer m.writeMu.Unlock()
 	return m.writeLocked(b)

@@ -426,7 +426,12 @@ func hPrompt(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 // minted before the first key (tasks_record.go), then the text goes in and the member claims
 // working. The caller set m.typing.
 func (d *daemon) typeNow(m *member, text string, cur herd.Reading, answer bool) (string, error) {
-	defer d.doneTyping(m)
+	watched := false // the terminal is handed to the prompt's watch (submit.go), which releases it
+	defer func() {
+		if !watched {
+			d.doneTyping(m)
+		}
+	}()
 	task, err := d.submitPrompt(m, text, cur, answer)
 	if err != nil {
 		return "", err
@@ -437,6 +442,7 @@ func (d *daemon) typeNow(m *member, text string, cur herd.Reading, answer bool) 
 	if !answer {
 		d.clearInput(m)
 	}
+	typed := time.Now()
 	if err := m.typePrompt(text); err != nil {
 		d.promptFailed(m, task, err)
 		return task, err
@@ -446,6 +452,14 @@ func (d *daemon) typeNow(m *member, text string, cur herd.Reading, answer bool) 
 	// tracker's prompt claim), so no waiter is answered with the previous turn's done or idle.
 	m.trk.Prompted(time.Now())
 	d.refresh(m, false)
+	if !answer && len(m.spec.Resubmit) > 0 {
+		// Answered now; the terminal stays taken until the engine took the prompt.
+		watched = true
+		go func() {
+			defer d.doneTyping(m)
+			d.confirmTaken(m, text, typed)
+		}()
+	}
 	return task, nil
 }
 
@@ -802,6 +816,7 @@ func hReport(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 	// Stop payload's last_assistant_message is that task's artifact.
 	sc.d.hookArrived(m, p.Payload)
 	defer sc.d.withState(func() { m.staleHook = false })
+	defer sc.d.noteReport(m, now)
 	if err := m.trk.Report(state, kind, ttl, json.RawMessage(p.Payload), now); err != nil {
 		if errors.Is(err, errReportIgnored) {
 			return herd.ReportResult{Name: m.name, Accepted: false, State: sc.d.readingOf(m).State}, nil

@@ -213,6 +213,7 @@ func (p ptyMember) typeQueued(qp *queuedPrompt) {
 		return
 	}
 	d.clearInput(m)
+	typed := time.Now()
 	if err := m.typePrompt(qp.text); err != nil {
 		d.promptFailed(m, qp.id, err)
 		return
@@ -220,6 +221,8 @@ func (p ptyMember) typeQueued(qp *queuedPrompt) {
 	d.promptTyped(m, qp.id)
 	m.trk.Prompted(time.Now())
 	d.refresh(m, false)
+	// The next prompt waits until the engine took this one (submit.go).
+	d.confirmTaken(m, qp.text, typed)
 }
 
 // startQueued makes qp's task the member's running task: a task still open is superseded

@@ -31,9 +31,13 @@ func (s stateEngines) Lookup(name string) (engineSpec, bool) {
 	if len(e.Binaries) > 0 {
 		bin = e.Binaries[0]
 	}
-	return engineSpec{Key: e.Name, Bin: bin, AgentArgs: e.AgentArgs, ResumeArgs: e.ResumeArgs, LaunchArgs: e.LaunchArgs,
+	spec := engineSpec{Key: e.Name, Bin: bin, AgentArgs: e.AgentArgs, ResumeArgs: e.ResumeArgs, LaunchArgs: e.LaunchArgs,
 		BracketedPaste: e.BracketedPaste, StripEnv: e.StripEnv, ClearInput: e.ClearInput, InputLeftover: e.InputLeftover,
-		KeyGap: e.KeyGap(), MenuSettle: e.MenuSettle(), MenuWait: e.MenuWait(), HookGrace: e.HookGrace(), Hooks: e.Hooks != nil}, true
+		KeyGap: e.KeyGap(), MenuSettle: e.MenuSettle(), MenuWait: e.MenuWait(), HookGrace: e.HookGrace(), Hooks: e.Hooks != nil}
+	if e.Resubmit != nil && len(e.Resubmit.Keys) > 0 {
+		spec.Resubmit, spec.ResubmitSettle, spec.InputHolds = e.Resubmit.Keys, e.Resubmit.ResubmitSettle(), e.InputHolds
+	}
+	return spec, true
 }
 
 func (s stateEngines) Keys() []string { return s.t.Names() }

@@ -1,0 +1,67 @@
+package daemon
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mosh-dev/mosh/herd"
+)
+
+// startFakeHooked starts the fake engine in style (its hooks report to this herd) as member name
+// with extra environment, and waits for idle as `herd start` then `wait --state idle` does.
+func (h *herdT) startFakeHooked(t *testing.T, style, name string, extraEnv ...string) {
+	t.Helper()
+	env := append(fakeEnv(t, style, true), extraEnv...)
+	if _, err := h.c.Run(h.ctx, herd.RunParams{Name: name, Engine: style, Env: env, Argv: []string{"claude"}}); err != nil {
+		t.Fatal(err)
+	}
+	h.wait(name, herd.StateIdle)
+}
+
+// promptAnswered types text with --wait and requires the task to end with the engine's own answer
+// to it (the Stop hook's final message): a lost prompt ends its task idle with no hook answer.
+func (h *herdT) promptAnswered(t *testing.T, name, text string) {
+	t.Helper()
+	r, err := h.c.Prompt(h.ctx, name, text, herd.PromptOptions{Wait: true, States: []string{"done", "idle", "blocked"}, Timeout: testTimeout})
+	if err != nil {
+		t.Fatalf("prompt %q: %+v %v", text, r, err)
+	}
+	h.c.Wait(h.ctx, []string{name}, herd.WaitOptions{States: []string{"done"}, Timeout: testTimeout})
+	task, err := h.c.Task(h.ctx, r.Task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task.Open || task.Artifact == nil || task.Artifact.Source != "hook" || !strings.Contains(task.Artifact.Text, text) {
+		t.Fatalf("prompt %q ended %s (wait outcome %s/%s) with artifact %+v: want the engine's answer from its Stop hook\n%s",
+			text, task.State, r.Outcome, r.State, task.Artifact, h.read(name))
+	}
+}
+
+// A fresh member reads idle only once its engine takes a prompt. The fake engines draw the real
+// start-up (FAKEENGINE_START): Claude a blank screen under its "✳" title, then its box before
+// the "? for shortcuts" hint, losing keys meanwhile; Codex a "loading" header and a bare hint,
+// holding a submitted prompt until start-up ends. A prompt typed after `wait --state idle` must
+// be answered.
+func TestFreshMemberIsIdleOnlyWhenItTakesAPrompt(t *testing.T) {
+	for _, style := range []string{"claude", "codex"} {
+		t.Run(style, func(t *testing.T) {
+			h := newHerd(t)
+			h.startFakeHooked(t, style, "fresh", "FAKEENGINE_START=3s")
+			h.promptAnswered(t, "fresh", "say first prompt")
+		})
+	}
+}
+
+// An Enter the engine loses leaves the prompt in the input box with the member at rest: the herd
+// sees the text still there once the screen settled, with no hook since, and sends the engine's
+// resubmit keys once more (engines table). FAKEENGINE_DROP_ENTER=1 loses the first one; the
+// queued second prompt is typed only after the first was taken.
+func TestLostEnterIsSentAgain(t *testing.T) {
+	h := newHerd(t)
+	h.startFakeHooked(t, "claude", "lossy", "FAKEENGINE_DROP_ENTER=1")
+	h.promptAnswered(t, "lossy", "say once")
+	h.promptAnswered(t, "lossy", "say twice")
+	if screen := h.read("lossy"); strings.Count(screen, "❯ say once") != 1 || strings.Count(screen, "❯ say twice") != 1 {
+		t.Fatalf("each prompt should have run once:\n%s", screen)
+	}
+}
