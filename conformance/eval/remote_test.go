@@ -48,10 +48,14 @@ func (w *world) task(h *engines.Herd, id string) ledgerTask {
 }
 
 // TestEvalRemoteBlocked is eval finding 5 on its own: a remote member (a second herd served
-// over A2A, used as @far) whose engine stops on a permission prompt must be the row outcome
-// `blocked` with its question, exactly as a local member is — not `done` with an empty answer.
-// The remote's A2A task stays input-required and its ledger task open; answering it through
-// the near herd (`prompt --answer`) continues that same task to the engine's final message.
+// over A2A, used as @far) runs testdata/remote.jsonl (capital, arith, pong, perm) in sequence.
+// Each answer is the engine's own final message (the fault: a task the far herd kept open read
+// completed over A2A when its screen showed the last turn's done line ahead of the hooks, and
+// the row got an empty answer), and the row whose engine stops on a permission prompt is
+// `blocked` with its question (permission: …), exactly as a local member's — not done with an
+// empty answer. The remote's A2A task stays input-required and its ledger task open; answering
+// it through the near herd (`prompt --answer`) continues that same task to the engine's final
+// message.
 func TestEvalRemoteBlocked(t *testing.T) {
 	list := engineList(t)
 	w := newWorld(t, list, true)
@@ -65,7 +69,7 @@ func TestEvalRemoteBlocked(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	res := w.run(ctx, w.local, nil, "herd", "eval", "--dataset", ds, "--engines", "@far", "--threshold", "0.5",
+	res := w.run(ctx, w.local, nil, "herd", "eval", "--dataset", ds, "--engines", "@far", "--threshold", "0.8",
 		"--timeout", "4m", "--blocked-grace", "5s", "--json")
 	_ = os.WriteFile(filepath.Join(w.out, "remote.json"), []byte(res.stdout), 0o644)
 	var rep report
@@ -76,16 +80,21 @@ func TestEvalRemoteBlocked(t *testing.T) {
 	for _, r := range rep.Rows {
 		rows[r.ID] = r
 	}
-	if r := rows["pong"]; r.Outcome != "pass" || strings.TrimSpace(r.Answer) != fakeapi.PlainText {
-		t.Errorf("@far row pong: outcome %s answer %q, want pass with %q", r.Outcome, r.Answer, fakeapi.PlainText)
+	// The rows before perm, in sequence on the one remote member: each answer is the engine's
+	// own final message, never an empty one from a task the remote said was over too early.
+	for _, id := range []string{"capital", "arith", "pong"} {
+		r, want := rows[id], expectOutcome(e, id, false)
+		if r.Outcome != want || strings.TrimSpace(r.Answer) != expectAnswer(id) {
+			t.Errorf("@far row %s: outcome %s answer %q, want %s with %q", id, r.Outcome, r.Answer, want, expectAnswer(id))
+		}
 	}
 	perm := rows["perm"]
-	if perm.Outcome != "blocked" || strings.TrimSpace(perm.Question) == "" || perm.TaskID == "" {
-		t.Fatalf("@far row perm: outcome %s, question %q, answer %q, task %q; want blocked with the remote's question\n%s",
+	if perm.Outcome != "blocked" || !strings.HasPrefix(perm.Question, "permission") || perm.TaskID == "" {
+		t.Fatalf("@far row perm: outcome %s, question %q, answer %q, task %q; want blocked with the remote's question (permission: …)\n%s",
 			perm.Outcome, perm.Question, perm.Answer, perm.TaskID, res)
 	}
-	if res.code != 0 {
-		t.Errorf("exit %d, want 0 (score 1/2 at threshold 0.5)\n%s", res.code, res.stderr)
+	if res.code != 4 {
+		t.Errorf("exit %d, want 4 (score 2/4 below 0.8)\n%s", res.code, res.stderr)
 	}
 	t.Logf("@far row perm: blocked, question %q", perm.Question)
 
@@ -127,8 +136,8 @@ func TestEvalRemoteBlocked(t *testing.T) {
 	if err := json.Unmarshal([]byte(w.must(w.remote, nil, "herd", "tasks", "api", "--json")), &tasks); err != nil {
 		t.Fatal(err)
 	}
-	if len(tasks) != 2 {
-		t.Errorf("the far member has %d tasks, want 2 (pong, perm): the answer must not mint one", len(tasks))
+	if len(tasks) != len(rep.Rows) {
+		t.Errorf("the far member has %d tasks, want %d (one per row): the answer must not mint one", len(tasks), len(rep.Rows))
 	}
 	if t.Failed() {
 		t.Logf("far task: %s", fmt.Sprintf("%+v", far))
