@@ -81,6 +81,7 @@ type evalRw struct {
 	} `json:"judge"`
 	Flaky    bool   `json:"flaky"`
 	Worktree string `json:"worktree"`
+	Error    string `json:"error"`
 }
 
 // ev is one hermetic herd for evals.
@@ -853,5 +854,41 @@ func TestEvalRemoteMember(t *testing.T) {
 	}
 	if left := e.members(); len(left) != 1 || left[0] != "fn" {
 		t.Errorf("the remote member stays registered, the local ones are killed: %v", left)
+	}
+}
+
+// TestEvalMemberLeftBlocked: rows run in sequence on an existing member (@m). When a row leaves it
+// blocked (its permission question, unanswered), the next row finds it blocked still: the member
+// gets --blocked-grace like any block, then that row is blocked with the question, at once —
+// not a timeout spent waiting behind the question, and nothing is left queued in the member.
+func TestEvalMemberLeftBlocked(t *testing.T) {
+	e := newEval(t)
+	e.expect(0, "herd", "start", "claude", "--name", "m")
+	e.expect(0, "herd", "wait", "m", "--state", "idle", "--timeout", "60")
+	ds := e.dataset("ds.jsonl", `{"id":"perm","prompt":"perm deploy","expect":"x"}
+{"id":"after","prompt":"fine","expect":"fine"}
+`)
+	r, _ := e.eval(e.dir, 4, "--dataset", ds, "--engines", "@m", "--blocked-grace", "500ms", "--timeout", "20s")
+	perm, after := r.row(t, "@m", "perm"), r.row(t, "@m", "after")
+	if perm.Outcome != "blocked" || !strings.Contains(perm.Question, "Do you want to proceed?") {
+		t.Errorf("perm: %+v", perm)
+	}
+	if after.Outcome != "blocked" || after.Question != perm.Question || after.TaskID != nil || !strings.Contains(after.Error, "not typed") {
+		t.Errorf("the row after it: %+v; want blocked with the same question, no task, not typed", after)
+	}
+	out, errs, code := e.run("herd", "ps", "--json")
+	if code != 0 {
+		t.Fatalf("herd ps: %d %s", code, errs)
+	}
+	var ms []struct {
+		Name   string `json:"name"`
+		State  string `json:"state"`
+		Queued int    `json:"queued"`
+	}
+	if err := json.Unmarshal([]byte(out), &ms); err != nil || len(ms) != 1 {
+		t.Fatalf("ps: %v %s", err, out)
+	}
+	if ms[0].State != "blocked" || ms[0].Queued != 0 {
+		t.Errorf("member m after the eval: %+v; want still blocked on perm's question, nothing queued", ms[0])
 	}
 }

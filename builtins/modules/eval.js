@@ -480,9 +480,19 @@ export async function runRow(c, opts = {}) {
       if (ready.end === "blocked") return done({ outcome: "blocked", question: await questionOf(name, ready.question) })
     } else {
       row.member = name
-      if (!cwd) {
-        const m = (await herdList()).find((x) => x.name === name)
-        if (m && m.cwd) cwd = m.cwd
+      const m = (await herdList()).find((x) => x.name === name)
+      if (!cwd && m && m.cwd) cwd = m.cwd
+      // Rows run in sequence here: one may have left the member blocked (its question
+      // unanswered). This row's prompt would wait behind that question, so the member gets the
+      // grace like any block (someone may answer it), then the row is blocked with that question
+      // and its prompt is not typed — not queued, not a timeout.
+      if (m && m.state === "blocked") {
+        const still = await awaitTurn(name, deadline, grace, ["idle", "done", "blocked"], { outcome: "matched", state: "blocked", blockedOn: m.blockedOn })
+        if (still.end === "failed") return done({ outcome: "failed", exitCode: still.exitCode })
+        if (still.end === "timeout") return done({ outcome: "timeout" })
+        if (still.end === "blocked") {
+          return done({ outcome: "blocked", question: await questionOf(name, still.question), error: `not typed: ${name} was still blocked on an earlier question` })
+        }
       }
     }
     // The prompt and the wait for its own turn in one call: a prompt that waits in a busy

@@ -121,6 +121,7 @@ func engineList(t *testing.T) []*engines.Engine {
 // engines configured and hooked and, with remote, the remote herd whose member is served and
 // added as "far".
 func newWorld(t *testing.T, list []*engines.Engine, remote bool) *world {
+	realengines.Lock(t) // the real-engine suites take turns on this machine
 	cache := engines.CacheDir()
 	bins := map[string]string{}
 	for _, e := range list {

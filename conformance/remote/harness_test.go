@@ -245,6 +245,7 @@ type member struct {
 	Name      string      `json:"name"`
 	Kind      string      `json:"kind"`
 	State     string      `json:"state"`
+	BlockedOn string      `json:"blockedOn"`
 	Authority string      `json:"authority"`
 	Cwd       string      `json:"cwd"`
 	Remote    *remoteInfo `json:"remote"`

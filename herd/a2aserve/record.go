@@ -122,6 +122,13 @@ func (v view) reacted() bool {
 //     still shows the last turn's done line; an answer not taken yet reads blocked (A2A:
 //     input-required); a prompt typed into a busy member reads working. Authority stays empty:
 //     there is no reading of this turn yet.
+//   - An open task is never at rest: while the ledger task is open a done or idle reading
+//     reads working (authority empty). The herd ends a task by closing it (a hooked engine on
+//     its done hook, the screen when the daemon takes it as the turn's end); until then a done
+//     line on the screen is the last turn's, or this one's ahead of the hooks that say so, and
+//     the A2A server would round it to completed, which is terminal: a remote member reading
+//     it would close its task with no answer while this one runs on (and asks a permission).
+//     The transitions keep the reading as seen; Wait returns once the task closes.
 //   - Answers are the ledger's "answered" notes (the daemon clips their text to 200 runes).
 //   - A closed task is settled with its last state, or gone when its member stopped: its process
 //     exited during the task (the daemon closes it as done, noted "the process exited …") or
@@ -139,6 +146,14 @@ func (v view) record() a2a.TaskRecord {
 	case reacted && len(trs) > 0:
 		last := trs[len(trs)-1]
 		rec.State, rec.BlockedOn, rec.Authority = last.State, last.BlockedOn, last.Authority
+		if t.Open && (last.State == a2a.HerdDone || last.State == a2a.HerdIdle) {
+			// The member is at rest but the herd has not ended the task: a hooked engine's
+			// screen shows a done line (the last turn's, or this one's before the hooks that say
+			// so arrive), or a follow-up waits to be typed into it. Only the herd closing the
+			// task ends it; completed is terminal in A2A, and a remote that read it would close
+			// its own task with no answer while this one runs on and asks (eval finding 5).
+			rec.State, rec.BlockedOn, rec.Authority = a2a.HerdWorking, "", ""
+		}
 	case len(answers) > 0 || t.StateAtSubmit == herd.StateBlocked:
 		rec.State = a2a.HerdBlocked
 		for i := len(trs) - 1; i >= 0 && rec.BlockedOn == ""; i-- {

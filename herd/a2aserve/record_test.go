@@ -43,6 +43,17 @@ func TestRecordMapping(t *testing.T) {
 			t.State, t.Transitions = "working", []herd.TaskTransition{tr(1010, "working", "", ""), tr(1020, "blocked", "permission", ""),
 				tr(1030, "blocked", "permission", "answered: 1"), tr(1040, "working", "", "")}
 		})}, a2a.HerdWorking, "screen", a2a.OutcomeOpen, a2a.StateWorking},
+		// Eval finding 5: a hooked engine's screen read done (the last turn's done line) after
+		// the prompt, ahead of the hooks; the herd kept the task open and the engine went on to
+		// ask a permission. completed would have been terminal for the remote following it.
+		{"a screen done while the herd keeps the task open", view{task: with(func(t *herd.Task) {
+			t.State, t.StateAtSubmit = "done", "done"
+			t.Transitions = []herd.TaskTransition{{AtMs: 1005, State: "working", Authority: "runtime"}, tr(1010, "working", "", ""), tr(1020, "done", "", "")}
+		})}, a2a.HerdWorking, "", a2a.OutcomeOpen, a2a.StateWorking},
+		{"idle after working while the herd keeps the task open", view{task: with(func(t *herd.Task) {
+			t.State, t.StateAtSubmit = "idle", "idle"
+			t.Transitions = []herd.TaskTransition{tr(1010, "working", "", ""), tr(1020, "idle", "", "")}
+		})}, a2a.HerdWorking, "", a2a.OutcomeOpen, a2a.StateWorking},
 		{"finished", view{task: with(func(t *herd.Task) {
 			t.Open, t.State, t.EndedMs = false, "done", 1100
 			t.Transitions = []herd.TaskTransition{tr(1010, "working", "", ""), tr(1100, "done", "", "")}

@@ -127,6 +127,9 @@ func observe(t *a2a.Task) Observation {
 	switch t.Status.State {
 	case a2a.StateInputRequired:
 		o.State, o.BlockedOn = vocab.Blocked, vocab.Question
+		if k := herdBlockedOn(t); k != "" {
+			o.BlockedOn = k
+		}
 	case a2a.StateAuthRequired:
 		o.State, o.BlockedOn = vocab.Blocked, vocab.Permission
 	case a2a.StateCompleted:
@@ -140,6 +143,19 @@ func observe(t *a2a.Task) Observation {
 		o.State = vocab.Working
 	}
 	return o
+}
+
+// herdBlockedOn is the blocked sub-kind a remote herd (`mosh herd serve`) puts in the task's
+// metadata (mosh.blockedOn): A2A has one input-required for a permission dialog, a question and a
+// menu, and the herd on the other side says which it is. "" when the remote is not a herd or says
+// nothing the vocabulary knows.
+func herdBlockedOn(t *a2a.Task) string {
+	md, _ := t.Metadata[a2a.MetadataKey].(map[string]any)
+	k, _ := md["blockedOn"].(string)
+	if k == "" || !vocab.ValidKind(k) {
+		return ""
+	}
+	return k
 }
 
 func partsText(parts []a2a.Part) string {

@@ -33,6 +33,31 @@ func TestObserveMapsEveryState(t *testing.T) {
 	}
 }
 
+// TestObserveReadsTheRemoteHerdsBlockedKind: a herd behind `mosh herd serve` says in the task's
+// metadata what its member is blocked on; input-required alone is a question.
+func TestObserveReadsTheRemoteHerdsBlockedKind(t *testing.T) {
+	task := func(md map[string]any) *a2a.Task {
+		return &a2a.Task{ID: "t-2", Status: a2a.TaskStatus{State: a2a.StateInputRequired}, Metadata: md}
+	}
+	cases := []struct {
+		name string
+		md   map[string]any
+		want string
+	}{
+		{"a herd blocked on a permission", map[string]any{a2a.MetadataKey: map[string]any{"state": "blocked", "blockedOn": "permission"}}, "permission"},
+		{"a herd blocked on a menu", map[string]any{a2a.MetadataKey: map[string]any{"blockedOn": "menu"}}, "menu"},
+		{"a herd that names no kind", map[string]any{a2a.MetadataKey: map[string]any{"state": "blocked"}}, "question"},
+		{"a kind the vocabulary does not know", map[string]any{a2a.MetadataKey: map[string]any{"blockedOn": "Captcha"}}, "question"},
+		{"another agent's metadata", map[string]any{"blockedOn": "permission"}, "question"},
+		{"no metadata", nil, "question"},
+	}
+	for _, c := range cases {
+		if o := observe(task(c.md)); o.State != "blocked" || o.BlockedOn != c.want {
+			t.Errorf("%s: %s:%s, want blocked:%s", c.name, o.State, o.BlockedOn, c.want)
+		}
+	}
+}
+
 func TestObserveOutput(t *testing.T) {
 	agent := func(s string) *a2a.Message {
 		return &a2a.Message{Role: a2a.RoleAgent, Parts: []a2a.Part{a2a.TextPart(s)}}
