@@ -101,8 +101,6 @@ func engineList(t *testing.T) []*engines.Engine {
 	if spec == "" {
 		t.Skip("real-engine eval conformance is off: set MOSH_EVAL_ENGINES=claude,codex,opencode,pi (or all) after conformance/engines/install.sh")
 	}
-	// The real-engine suites take turns on this machine (conformance/internal/realengines).
-	realengines.Lock(t)
 	if spec == "all" {
 		return engines.Engines
 	}
