@@ -502,6 +502,10 @@ type Event struct {
 	// on a member whose task failed ends (outcome ended) instead of waiting on.
 	TaskState string `json:"taskState,omitempty"`
 	TaskEnded bool   `json:"taskEnded,omitempty"`
+	// TaskPending: the member reads done or idle, but its task waits for the engine's done hook
+	// (at most the engine's hook grace); its end comes as an event of its own. A wait for done
+	// or idle is not answered by this event.
+	TaskPending bool `json:"taskPending,omitempty"`
 }
 
 // Event types.

@@ -229,6 +229,7 @@ func (d *daemon) taskEventLocked(m *member, ev *herd.Event, exited bool) *ledger
 			t.endPending = true
 			t.grace = time.AfterFunc(m.spec.hookGrace(), func() { d.hookGraceEnded(m, t) })
 		}
+		ev.TaskPending = true
 		return op
 	}
 	turnEnded := hookEnd || screenEnd

@@ -57,6 +57,8 @@ type waitee struct {
 	// failed: a remote member's task failed. Whatever state the member reads then (idle, done,
 	// unknown), nothing came of the prompt: the wait ends with outcome ended.
 	failed bool
+	// pending: at rest, its task waiting for the engine's done hook (herd.Event.TaskPending).
+	pending bool
 }
 
 // decide sets the outcome from the current knowledge: matched, ended (the process exited
@@ -79,6 +81,9 @@ func (w *waitee) decide(ws []want) {
 		}
 	case w.failed:
 		w.Outcome = herd.OutcomeEnded
+	case w.pending && (w.State == herd.StateDone || w.State == herd.StateIdle):
+		// At rest on the screen, the turn's task still waiting for the engine's done hook: the
+		// turn is not over for a reader of its task yet (tasks_record.go).
 	case wanted(ws, w.State, w.BlockedOn):
 		w.Outcome = herd.OutcomeMatched
 	}
@@ -141,6 +146,7 @@ func hWait(ctx context.Context, sc *serverConn, params json.RawMessage) (any, er
 				w.ExitCode = &c
 			}
 			w.failed = m.task == nil && m.kind.failedLocked()
+			w.pending = m.task != nil && m.task.endPending
 		}
 		w.decide(ws)
 		if m := ms[i]; w.Outcome != "" && m != nil && m.task == nil && m.lastClosed != nil {
@@ -182,6 +188,7 @@ func hWait(ctx context.Context, sc *serverConn, params json.RawMessage) (any, er
 						w.exited, w.ExitCode = true, e.ExitCode
 					}
 					w.failed = e.TaskState == ledger.StateFailed
+					w.pending = e.TaskPending
 					if e.TaskEnded && e.Task != "" {
 						w.TasksEnded = append(w.TasksEnded, e.Task)
 						tasksEnded = append(tasksEnded, e.Task)
