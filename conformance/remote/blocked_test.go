@@ -141,8 +141,8 @@ func TestRemoteMemberBlockedOnPermission(t *testing.T) {
 				if sawWorking[e.Task] {
 					farTask = e.Task
 				}
-			default:
-				t.Fatalf("the far member read %s (%s) before its prompt hook ran", e.State, e.Authority)
+			case herd.StateBlocked:
+				t.Fatalf("the far member read blocked (%s) before its prompt hook ran", e.Authority)
 			}
 		case err := <-evalDone:
 			t.Fatalf("the eval ended (%v) before the far member read its prompt\nstdout:\n%s\nstderr:\n%s", err, evalOut.String(), evalErr.String())
