@@ -50,6 +50,11 @@
 // artifact is the engine's final message; when it fails, the daemon read idle before the engine
 // took input (the typed prompt was lost) and the eval's rows on that engine cannot pass.
 //
+// TestEvalRemoteBlocked is the remote member on its own (MOSH_EVAL_REMOTE=claude|codex|opencode):
+// capital, arith, pong and perm in sequence on @far, each answer the engine's own, perm blocked
+// with its question (permission: …) while both ledger tasks stay open, and an answer through the
+// near herd continuing that task to the engine's final message (about 30 s on Claude Code).
+//
 // The suite has its own gate: without MOSH_EVAL_ENGINES it skips; MOSH_EVAL_ENGINES=
 // claude,codex,opencode,pi (or all) names the engines, and one named that is not installed (run
 // conformance/engines/install.sh) or cannot run FAILS. Knobs:

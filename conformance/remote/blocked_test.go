@@ -141,8 +141,8 @@ func TestRemoteMemberBlockedOnPermission(t *testing.T) {
 				if sawWorking[e.Task] {
 					farTask = e.Task
 				}
-			default:
-				t.Fatalf("the far member read %s (%s) before its prompt hook ran", e.State, e.Authority)
+			case herd.StateBlocked:
+				t.Fatalf("the far member read blocked (%s) before its prompt hook ran", e.Authority)
 			}
 		case err := <-evalDone:
 			t.Fatalf("the eval ended (%v) before the far member read its prompt\nstdout:\n%s\nstderr:\n%s", err, evalOut.String(), evalErr.String())
@@ -253,4 +253,45 @@ func statusText(t *a2a.Task) string {
 		s = append(s, p.Text)
 	}
 	return strings.Join(s, "\n")
+}
+
+// TestRemoteMemberAsksAgainInTheSameTask: the far engine asks a permission, is answered through
+// the near herd, runs, and asks a second one in the same turn. The near herd must read that
+// second question as blocked again (a remote herd's status message keeps one id per task, so the
+// question answered is not told from the next one by its id), and a second answer finishes
+// the one task on both sides.
+func TestRemoteMemberAsksAgainInTheSameTask(t *testing.T) {
+	far := newHerd(t)
+	far.gatePromptHook() // the engine's hooks; no prompt here is held
+	far.must(nil, "herd", "start", "claude", "--name", "api")
+	far.must(nil, "herd", "wait", "api", "--state", "idle", "--timeout", "60")
+	s := far.serve()
+	near := newHerd(t)
+	tok := tokenEnv("MOSH_REMOTE_FAR_TOKEN", s.token)
+	near.must(tok, "herd", "remote", "add", "far", s.memberURL("api"))
+
+	var first promptResult
+	near.mustJSON(&first, tok, "herd", "prompt", "far", "deploy perm twice", "--wait", "--state", "blocked,done", "--timeout", "60", "--json")
+	if first.State != herd.StateBlocked {
+		t.Fatalf("the prompt: %+v; want blocked on the first permission", first)
+	}
+	r := near.run(tok, "herd", "prompt", "far", "1", "--answer", "--wait", "--state", "blocked,done", "--timeout", "30", "--json")
+	var again promptResult
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &again) != nil || again.State != herd.StateBlocked || again.Task != first.Task {
+		t.Fatalf("after the first answer the far engine asks again: the near herd must read blocked on task %s\n%s", first.Task, r)
+	}
+	if m := near.row("far"); m == nil || m.BlockedOn != "permission" {
+		t.Errorf("the second question: %+v; want blocked(permission)", m)
+	}
+	var last promptResult
+	near.mustJSON(&last, tok, "herd", "prompt", "far", "1", "--answer", "--wait", "--state", "done", "--timeout", "60", "--json")
+	nt := near.task(first.Task)
+	if last.Task != first.Task || nt.Open || nt.State != herd.StateDone || nt.Artifact == nil || !strings.Contains(nt.Artifact.Text, "Created the file.") {
+		t.Errorf("after the second answer: %+v, task %+v (artifact %+v); want task %s done with the engine's final message", last, nt, nt.Artifact, first.Task)
+	}
+	var tasks []task
+	far.mustJSON(&tasks, nil, "herd", "tasks", "api", "--json")
+	if len(tasks) != 1 || tasks[0].Open || tasks[0].State != herd.StateDone {
+		t.Errorf("the far member's tasks: %+v; want the one task, done", tasks)
+	}
 }

@@ -18,7 +18,9 @@
 //
 //	slow     a long turn (--slow) that streams "slow part N of 30." text
 //	perm     a Bash permission dialog. Claude: 1/2/3/y/Enter approve,
-//	         4/n/Esc deny. Codex: 1/2/y/p/Enter approve, 3/n/Esc deny
+//	         4/n/Esc deny. Codex: 1/2/y/p/Enter approve, 3/n/Esc deny.
+//	         With "twice" in the prompt the first approved call is followed
+//	         by a second one, asked the same way, in the same turn
 //	ask      an AskUserQuestion menu: 1-4/Enter answer, Esc cancel
 //	fail     an API error (Claude: a "● API Error: 400 …" line and
 //	         StopFailure; Codex: "■ {"error":…}" and no hook)
@@ -283,6 +285,7 @@ type engine struct {
 	input      []rune
 	transcript []string
 	turn       int // bumps on every new turn or interrupt; stale timers compare it
+	permAsked  int // permission dialogs opened in this turn ("perm twice" asks two)
 	submitted  int // prompts submitted so far
 	started    time.Time
 	prompt     string
@@ -707,6 +710,7 @@ func (e *engine) submit(text string) {
 	e.stopIdleNotify()
 	e.prompt = text
 	e.turn++
+	e.permAsked = 0
 	e.submitted++
 	e.tokens = 0
 	e.started = time.Now()
@@ -904,6 +908,7 @@ func (e *engine) lines(tmpl []string, choice string) []string {
 }
 
 func (e *engine) askPermission() {
+	e.permAsked++
 	e.fire("PreToolUse", map[string]any{"tool_name": "Bash", "tool_input": e.toolInput(), "tool_use_id": "toolu_" + e.session[:8]})
 	// The pending tool call shows above the dialog; approving or denying
 	// replaces it with its outcome.
@@ -983,6 +988,10 @@ func (e *engine) approve() {
 		n := len(e.cfg.st.runningTool)
 		e.transcript = append(e.transcript[:running:running], e.transcript[running+n:]...)
 		e.add(e.lines(e.cfg.st.ranTool, "")...)
+		if strings.Contains(e.prompt, "twice") && e.permAsked < 2 {
+			e.askPermission() // the second tool call of the turn asks again
+			return
+		}
 		e.finish("Created the file.")
 	})
 }

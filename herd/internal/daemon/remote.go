@@ -419,6 +419,12 @@ func (d *daemon) applyObservationLocked(m *member, obs remote.Observation, now t
 	case obs.State == herd.StateBlocked:
 		l.lastOutput = orWord(obs.Message, obs.Output)
 		l.askedKey = obs.StatusKey
+	case obs.StatusKey != l.answered:
+		// The remote moved on from the question we answered (a status of its own, not the
+		// question sent back with the answer, which sendRemote reads as working): a question
+		// read from here on is a new one, even under the same key (a remote herd keeps one
+		// status message id per task).
+		l.answered = ""
 	}
 	l.said = r
 	d.remotePublishLocked(m, r, end)
