@@ -204,3 +204,27 @@ func TestPromptWaitFollowsItsOwnTurn(t *testing.T) {
 		}
 	}
 }
+
+// `wait NAME --state done` after a prompt answers once the turn's task has ended, not at the
+// screen's done while the engine's Stop is on its way: what the waiter reads next is the task
+// with the engine's answer (the eval reads it so after a blocked spell).
+func TestWaitForDoneWaitsForThePendingTask(t *testing.T) {
+	h := newHerdWith(t, graceFile(60000))
+	startFake(t, h, "wd", append(fakeEnv(t, "claude", true), "FAKEENGINE_STOP_DELAY=1s"))
+	pr, err := h.c.Prompt(h.ctx, "wd", "wait for me", herd.PromptOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.wait("wd", herd.StateWorking)
+	r, err := h.c.Wait(h.ctx, []string{"wd"}, herd.WaitOptions{States: []string{"done"}, Timeout: testTimeout})
+	if err != nil || r.Outcome != herd.OutcomeMatched {
+		t.Fatalf("wait: %+v %v", r, err)
+	}
+	task, err := h.c.Task(h.ctx, pr.Task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task.Open || task.Artifact == nil || task.Artifact.Source != "hook" || task.Artifact.Text != "wait for me" {
+		t.Fatalf("wait answered before the task ended: %+v, artifact %+v", task, task.Artifact)
+	}
+}
