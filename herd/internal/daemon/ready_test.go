@@ -3,6 +3,7 @@ package daemon
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mosh-dev/mosh/herd"
 )
@@ -22,11 +23,26 @@ func (h *herdT) startFakeHooked(t *testing.T, style, name string, extraEnv ...st
 // to it (the Stop hook's final message): a lost prompt ends its task idle with no hook answer.
 func (h *herdT) promptAnswered(t *testing.T, name, text string) {
 	t.Helper()
+	sub, err := h.c.Subscribe(h.ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
 	r, err := h.c.Prompt(h.ctx, name, text, herd.PromptOptions{Wait: true, States: []string{"done", "idle", "blocked"}, Timeout: testTimeout})
 	if err != nil {
 		t.Fatalf("prompt %q: %+v %v", text, r, err)
 	}
-	h.c.Wait(h.ctx, []string{name}, herd.WaitOptions{States: []string{"done"}, Timeout: testTimeout})
+	// The turn is over when the engine's Stop hook says so (the screen's done may come first):
+	// the next prompt must not meet this turn's late hook (a fault of its own, not this test's).
+	deadline := time.After(testTimeout)
+	for done := false; !done; {
+		select {
+		case ev := <-sub.Events():
+			done = ev.State == herd.StateDone && ev.Authority == herd.AuthorityHook
+		case <-deadline:
+			t.Fatalf("prompt %q: the engine's Stop hook never said done\n%s", text, h.read(name))
+		}
+	}
 	task, err := h.c.Task(h.ctx, r.Task)
 	if err != nil {
 		t.Fatal(err)
