@@ -81,3 +81,13 @@ func TestLostEnterIsSentAgain(t *testing.T) {
 		t.Fatalf("each prompt should have run once:\n%s", screen)
 	}
 }
+
+// A loaded engine draws a pasted prompt late and the Enter right behind it meets an empty box: the
+// text shows up in the box only after the screen was already at rest once. The watch keeps
+// looking until the text is there, then re-sends the Enter (FAKEENGINE_PASTE_DELAY, longer than
+// the entry's settle time).
+func TestLateDrawnPromptIsSubmitted(t *testing.T) {
+	h := newHerd(t)
+	h.startFakeHooked(t, "claude", "slow", "FAKEENGINE_PASTE_DELAY=900ms")
+	h.promptAnswered(t, "slow", "say late")
+}
