@@ -64,9 +64,11 @@
 //	MOSH_EVAL_OUT=DIR          where the reports, the fake API's log and the daemons' logs go
 //	MOSH_EVAL_REMOTE=ENGINE    the remote member's engine (default: pi when named, else the first)
 //
-// CI does not set MOSH_EVAL_ENGINES yet: the suite fails today on faults it found in the herd,
-// which are open (Codex's prompt typed while its header still says loading and lost; Claude
-// Code's title read idle before its screen takes input, under load; a screen "done" closing a
-// pi task before its agent_end hook; OpenCode's answer not taken from a hook). It goes into
-// .ci/run when those are fixed.
+// CI does not set MOSH_EVAL_ENGINES yet: the suite fails today on faults it found in the herd.
+// Fixed: Codex's prompt typed while its header still said loading, and Claude Code's title read
+// idle before its screen took input (a fresh member now reads idle only when its engine takes a
+// prompt; herd/state/doc.go "Start-up"), and an Enter Claude lost (the daemon re-sends it). Open:
+// a screen "done" closing a pi task before its agent_end hook; OpenCode's answer not taken from a
+// hook; the remote member's (@far) answers over A2A; Codex --agent rows whose files are missing.
+// It goes into .ci/run when those are fixed.
 package evalconf

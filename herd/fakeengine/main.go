@@ -47,6 +47,8 @@
 // box under "Waiting for startup" and is taken when start-up ends.
 // --drop-enter N ignores the first N Enters that would submit a prompt (the
 // text stays in the box), as a loaded engine sometimes loses one.
+// --paste-delay D takes a pasted text D after it arrived, as a loaded engine
+// does: an Enter right behind it meets an empty box and is lost.
 //
 // Esc while working interrupts (no hook fires, like the real engines).
 // Ctrl-C while working interrupts; at the prompt Ctrl-C or Ctrl-D exits.
@@ -56,7 +58,7 @@
 //	fakeengine [--style claude|codex] [--settings PATH] [--turn 1s] [--slow 30s]
 //	           [--tick 100ms] [--notify-after 6s] [--idle-notify 60s] [--hook-trust]
 //	           [--menu-delay 0] [--menu-deaf 0] [--esc-twice] [--headless]
-//	           [--start 0] [--drop-enter 0]
+//	           [--start 0] [--drop-enter 0] [--paste-delay 0]
 //
 // Every duration flag also reads FAKEENGINE_<NAME> (FAKEENGINE_TURN=50ms).
 // Other flags and arguments (the real engines' launch, agent and resume
@@ -134,6 +136,8 @@ type config struct {
 	// lost (--drop-enter).
 	start     time.Duration
 	dropEnter int
+	// pasteDelay: a paste is taken this long after it arrived (--paste-delay).
+	pasteDelay time.Duration
 }
 
 func durationFlag(fs *flag.FlagSet, p *time.Duration, name string, def time.Duration, usage string) {
@@ -166,6 +170,7 @@ func parseFlags(args []string) (config, error) {
 	durationFlag(fs, &c.stopDelay, "stop-delay", 0, "how long after the turn's done is drawn the Stop hook fires")
 	durationFlag(fs, &c.takeDelay, "take-delay", 0, "how long a submitted prompt that says hold sits in the input box before its turn starts")
 	fs.BoolVar(&c.escTwice, "esc-twice", os.Getenv("FAKEENGINE_ESC_TWICE") == "1", "OpenCode's Esc: a second press interrupts; Escapes in one read are one press")
+	durationFlag(fs, &c.pasteDelay, "paste-delay", 0, "how long after it arrived a pasted text reaches the input box")
 	durationFlag(fs, &c.start, "start", 0, "how long the engine draws its start-up before it takes a prompt")
 	fs.IntVar(&c.dropEnter, "drop-enter", envInt("FAKEENGINE_DROP_ENTER"), "how many Enters that would submit a prompt are lost (env FAKEENGINE_DROP_ENTER)")
 	fs.BoolVar(&c.headless, "headless", false, "run as a nested engine started by a tool: report a turn through the hooks and exit")
@@ -512,6 +517,14 @@ func (e *engine) onSeq(seq string) {
 }
 
 func (e *engine) onPaste(text string) {
+	if d := e.cfg.pasteDelay; d > 0 {
+		time.AfterFunc(d, func() { e.events <- func() { e.takePaste(text) } })
+		return
+	}
+	e.takePaste(text)
+}
+
+func (e *engine) takePaste(text string) {
 	if e.starting && (e.cfg.st.startup == startDrops || e.held != "") {
 		return // Claude's input is not live yet; Codex holds a prompt already
 	}

@@ -3,6 +3,7 @@ package daemon
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mosh-dev/mosh/herd"
 )
@@ -22,11 +23,26 @@ func (h *herdT) startFakeHooked(t *testing.T, style, name string, extraEnv ...st
 // to it (the Stop hook's final message): a lost prompt ends its task idle with no hook answer.
 func (h *herdT) promptAnswered(t *testing.T, name, text string) {
 	t.Helper()
+	sub, err := h.c.Subscribe(h.ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
 	r, err := h.c.Prompt(h.ctx, name, text, herd.PromptOptions{Wait: true, States: []string{"done", "idle", "blocked"}, Timeout: testTimeout})
 	if err != nil {
 		t.Fatalf("prompt %q: %+v %v", text, r, err)
 	}
-	h.c.Wait(h.ctx, []string{name}, herd.WaitOptions{States: []string{"done"}, Timeout: testTimeout})
+	// The turn is over when the engine's Stop hook says so (the screen's done may come first):
+	// the next prompt must not meet this turn's late hook (a fault of its own, not this test's).
+	deadline := time.After(testTimeout)
+	for done := false; !done; {
+		select {
+		case ev := <-sub.Events():
+			done = ev.State == herd.StateDone && ev.Authority == herd.AuthorityHook
+		case <-deadline:
+			t.Fatalf("prompt %q: the engine's Stop hook never said done\n%s", text, h.read(name))
+		}
+	}
 	task, err := h.c.Task(h.ctx, r.Task)
 	if err != nil {
 		t.Fatal(err)
@@ -64,4 +80,14 @@ func TestLostEnterIsSentAgain(t *testing.T) {
 	if screen := h.read("lossy"); strings.Count(screen, "❯ say once") != 1 || strings.Count(screen, "❯ say twice") != 1 {
 		t.Fatalf("each prompt should have run once:\n%s", screen)
 	}
+}
+
+// A loaded engine draws a pasted prompt late and the Enter right behind it meets an empty box: the
+// text shows up in the box only after the screen was already at rest once. The watch keeps
+// looking until the text is there, then re-sends the Enter (FAKEENGINE_PASTE_DELAY, longer than
+// the entry's settle time).
+func TestLateDrawnPromptIsSubmitted(t *testing.T) {
+	h := newHerd(t)
+	h.startFakeHooked(t, "claude", "slow", "FAKEENGINE_PASTE_DELAY=900ms")
+	h.promptAnswered(t, "slow", "say late")
 }

@@ -77,8 +77,14 @@ func (d *daemon) confirmTaken(m *member, text string, typed time.Time) {
 			quiet.Reset(settle)
 		case <-quiet.C:
 			taken, holds := d.promptTaken(m, text, typed)
-			if taken || !holds {
-				return // taken, or never drawn in the box and the screen at rest: nothing sits there
+			if taken || (seen && !holds) {
+				return
+			}
+			if !holds {
+				// Not drawn yet: a loaded engine echoes a paste late. Keep watching (the engine
+				// starting the turn, a hook, or the limit ends the watch).
+				quiet.Reset(settle)
+				continue
 			}
 			if !d.atRest(m) {
 				// The engine holds the prompt itself (Codex under "Waiting for startup").
