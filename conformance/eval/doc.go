@@ -64,11 +64,12 @@
 //	MOSH_EVAL_OUT=DIR          where the reports, the fake API's log and the daemons' logs go
 //	MOSH_EVAL_REMOTE=ENGINE    the remote member's engine (default: pi when named, else the first)
 //
-// CI does not set MOSH_EVAL_ENGINES yet: the suite fails today on faults it found in the herd.
-// Fixed: Codex's prompt typed while its header still said loading, and Claude Code's title read
-// idle before its screen took input (a fresh member now reads idle only when its engine takes a
-// prompt; herd/state/doc.go "Start-up"), and an Enter Claude lost (the daemon re-sends it). Open:
-// a screen "done" closing a pi task before its agent_end hook; OpenCode's answer not taken from a
-// hook; the remote member's (@far) answers over A2A; Codex --agent rows whose files are missing.
-// It goes into .ci/run when those are fixed.
+// CI sets MOSH_EVAL_ENGINES=claude,codex,opencode,pi (.ci/run) and gates on the suite. The faults
+// it found in the herd are fixed, each with a hermetic test: Codex's prompt typed while its header
+// still said loading and Claude Code's title read idle before its screen took input (a fresh member
+// reads idle only when its engine takes a prompt), an Enter Claude lost (re-sent), a screen "done"
+// closing a task before the engine's done hook and a late hook of the previous turn ending the next
+// task (herd/PROTOCOL.md "tasks": turn-start hooks, the hook grace), OpenCode's answer (its plugin
+// sends the session's last assistant text), the remote's open task read completed over A2A, and
+// Codex --agent rows (the fake model asked to escalate where Codex forbids it).
 package evalconf
