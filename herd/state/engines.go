@@ -572,47 +572,40 @@ func (t *Table) Resolve(name string) (*Engine, error) {
 // prompt on the lowest prompt line (e.g. a prompt an Escape interrupt put back into the box).
 // False when the engine has no prompt pattern or the screen shows no prompt line.
 func (e *Engine) InputLeftover(snap screen.Snapshot) bool {
-	if e == nil || e.prompt == nil {
-		return false
-	}
-	l := newLayout(snap, e.prompt, e.promptBox())
-	p := l.lastPromptLine(len(l.lines) - 1)
-	if p < 0 {
-		return false
-	}
-	line := l.lines[p]
-	loc := e.prompt.FindStringIndex(line)
-	if loc == nil {
-		return false
-	}
-	rest := strings.Trim(line[loc[1]:], " │|")
-	return strings.TrimSpace(rest) != ""
+	rest, ok := e.inputLine(snap)
+	return ok && rest != ""
 }
 
 // InputHolds reports whether the engine's input line on snap shows text (its first line; a line
 // the box wrapped may show only its beginning): a typed prompt still waiting in the box. False
 // when the engine has no prompt pattern, the screen shows no prompt line, or the line is empty.
 func (e *Engine) InputHolds(snap screen.Snapshot, text string) bool {
-	if e == nil || e.prompt == nil {
-		return false
-	}
 	first, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
 	first = strings.TrimSpace(first)
 	if first == "" {
 		return false
 	}
+	rest, ok := e.inputLine(snap)
+	return ok && rest != "" && (strings.HasPrefix(rest, first) || strings.HasPrefix(first, rest))
+}
+
+// inputLine is the text after the prompt on the lowest prompt line of snap, trimmed of the box's
+// borders; ok is false when the engine has no prompt pattern or the screen shows no prompt line.
+func (e *Engine) inputLine(snap screen.Snapshot) (rest string, ok bool) {
+	if e == nil || e.prompt == nil {
+		return "", false
+	}
 	l := newLayout(snap, e.prompt, e.promptBox())
 	p := l.lastPromptLine(len(l.lines) - 1)
 	if p < 0 {
-		return false
+		return "", false
 	}
 	line := l.lines[p]
 	loc := e.prompt.FindStringIndex(line)
 	if loc == nil {
-		return false
+		return "", false
 	}
-	rest := strings.TrimSpace(strings.Trim(line[loc[1]:], " │|"))
-	return rest != "" && (strings.HasPrefix(rest, first) || strings.HasPrefix(first, rest))
+	return strings.TrimSpace(strings.Trim(line[loc[1]:], " │|")), true
 }
 
 // hookSpecs lists the hook specs to read a payload with: e's first, then
