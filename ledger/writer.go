@@ -214,19 +214,29 @@ func (s *Store) FlushKept(ctx context.Context) bool {
 	if s.WriteHealth().Kept == 0 {
 		return true
 	}
+	release, err := s.takeToken(ctx)
+	if err != nil {
+		return false
+	}
+	defer release()
+	return s.flushKept()
+}
+
+// takeToken takes the writer's token outside the write queue (the store must be open), for
+// ctx's time at most; release gives it back.
+func (s *Store) takeToken(ctx context.Context) (release func(), err error) {
 	s.qmu.Lock()
 	closed := s.closed
 	s.qmu.Unlock()
 	if closed {
-		return false
+		return nil, ErrStoreClosed
 	}
 	select {
 	case s.token <- struct{}{}:
+		return func() { <-s.token }, nil
 	case <-ctx.Done():
-		return false
+		return nil, ctx.Err()
 	}
-	defer func() { <-s.token }()
-	return s.flushKept()
 }
 
 // CheckWrite proves the database takes writes: after any writes kept in memory, a real write
@@ -236,18 +246,13 @@ func (s *Store) FlushKept(ctx context.Context) bool {
 // waiting in memory fail it, naming the problem; the free space itself is the caller's to check.
 // Used by `herd doctor`.
 func (s *Store) CheckWrite(ctx context.Context) error {
-	s.qmu.Lock()
-	closed := s.closed
-	s.qmu.Unlock()
-	if closed {
-		return ErrStoreClosed
+	release, err := s.takeToken(ctx)
+	if errors.Is(err, ErrStoreClosed) {
+		return err
+	} else if err != nil {
+		return fmt.Errorf("ledger write check: the writer stayed busy (%v): is the database locked by another process?", err)
 	}
-	select {
-	case s.token <- struct{}{}:
-	case <-ctx.Done():
-		return fmt.Errorf("ledger write check: the writer stayed busy (%v): is the database locked by another process?", ctx.Err())
-	}
-	defer func() { <-s.token }()
+	defer release()
 	if !s.flushKept() {
 		n := s.WriteHealth().Kept
 		return fmt.Errorf("ledger write check: %d write(s) wait in memory because the database refuses them: %w", n, s.lastStorageErr())
