@@ -228,3 +228,31 @@ func TestWaitForDoneWaitsForThePendingTask(t *testing.T) {
 		t.Fatalf("wait answered before the task ended: %+v, artifact %+v", task, task.Artifact)
 	}
 }
+
+// A member whose engine has the herd's hooks installed but has not reported one yet (its first
+// prompt) is not taken up by the daemon's own prompt claim: an engine slower to start its turn
+// than the claim lasts reads at rest again with the prompt still in its box, and that is not the
+// turn's end (Claude Code --agent under load closed a task so, with no answer).
+func TestInstalledHooksDoNotTakeTheClaimForATurn(t *testing.T) {
+	h := newHerdWith(t, graceFile(500))
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, ".claude"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{"Stop": []any{map[string]any{"hooks": []any{
+		map[string]any{"type": "command", "command": state.HookCommand("done")}}}}}})
+	if err := os.WriteFile(filepath.Join(home, ".claude", "settings.json"), settings, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Nothing reports (the fake reads its own empty settings); "hold" keeps the prompt in the box
+	// 4 s, well past the prompt claim.
+	startFake(t, h, "slow", append(fakeEnv(t, "claude", false), "HOME="+home, "FAKEENGINE_TAKE_DELAY=4s"))
+	task := promptAndAwaitEnd(t, h, "slow", "hold on")
+	worked := false
+	for _, tr := range task.Transitions {
+		worked = worked || (tr.State == herd.StateWorking && tr.Authority == herd.AuthorityScreen)
+	}
+	if !worked || task.State != herd.StateDone {
+		t.Fatalf("the task ended before its turn ran: %+v", task)
+	}
+}

@@ -40,7 +40,7 @@ import (
 // a tool hook of the previous turn arriving late, the screen (the typed prompt can sit in the
 // input box under the old turn's done line and a spinner title) and the daemon's own prompt
 // claim do not. A member with no hook yet goes by what it shows (working or blocked on the
-// screen, or the prompt claim). A done hook that comes before its task was taken up (nor shown
+// screen, or — unless the herd's hooks are installed for it — the prompt claim). A done hook that comes before its task was taken up (nor shown
 // working) is the previous turn's: it becomes that task's artifact, not this one's end.
 //
 // The artifact is the engine's own final message when a hook supplied one during the task (or
@@ -205,7 +205,11 @@ func (d *daemon) taskEventLocked(m *member, ev *herd.Event, exited bool) *ledger
 	hookSaid := ev.Authority == herd.AuthorityHook
 	if t.typed && (ev.State == herd.StateWorking || ev.State == herd.StateBlocked) {
 		// Taken up (the top of this file): the engine's turn-start hook sets it in hookArrived.
-		if ev.Authority == herd.AuthorityRemote || (hookSaid && ev.State == herd.StateBlocked) || !m.hooked {
+		// A member with no hook yet goes by what it shows; when the herd's hooks are installed for
+		// it, not by the daemon's own prompt claim, which a slow start outlasts (the engine then
+		// reads at rest again before it took the prompt: Claude Code --agent under load did).
+		if ev.Authority == herd.AuthorityRemote || (hookSaid && ev.State == herd.StateBlocked) ||
+			(!m.hooked && (!m.hooksInstalled || ev.Authority == herd.AuthorityScreen)) {
 			t.sawActive = true
 		}
 		if ev.Authority == herd.AuthorityScreen {
