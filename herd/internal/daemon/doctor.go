@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"time"
 
 	"0.mosh/early/reportreq"
@@ -96,6 +97,22 @@ func (d *daemon) doctor() *herd.DoctorResult {
 		r.Checks = append(r.Checks, herd.DoctorCheck{Name: "hook reports", Level: "warn", Detail: fmt.Sprintf("live reports on exited members: %v", stale), Fix: "mosh herd prune"})
 	} else {
 		r.Checks = append(r.Checks, herd.DoctorCheck{Name: "hook reports", Level: "ok", Detail: "no stale reports"})
+	}
+	// Installed hooks that never fire: every task of such a member ends a hook grace late, on the
+	// screen's word, without the engine's own answer.
+	var silent []string
+	d.withState(func() {
+		for _, m := range ms {
+			if m.hooksInstalled && !m.hooked && m.graceEnds > 0 && !m.exited {
+				silent = append(silent, fmt.Sprintf("%s (%s, %d task(s) ended %s late)", m.name, m.engine, m.graceEnds, m.spec.hookGrace()))
+			}
+		}
+	})
+	if len(silent) > 0 {
+		sort.Strings(silent)
+		r.Checks = append(r.Checks, herd.DoctorCheck{Name: "silent hooks", Level: "warn",
+			Detail: fmt.Sprintf("the herd's hooks are installed for these members' engines but none has reported, so their tasks end on the screen's word, late and without the engine's own answer: %v", silent),
+			Fix:    "mosh herd hooks status ENGINE (Codex runs new hooks only once trusted in its menu)"})
 	}
 	if len(unreachable) > 0 {
 		r.Checks = append(r.Checks, herd.DoctorCheck{Name: "remotes", Level: "warn", Detail: fmt.Sprintf("remote members not answering: %v", unreachable),

@@ -74,6 +74,9 @@ func TestStopHookAfterTheScreenEndsTheTask(t *testing.T) {
 	if task.Open || task.State != herd.StateDone || task.Artifact == nil || task.Artifact.Source != "hook" || task.Artifact.Text != "answer me" {
 		t.Fatalf("the task at its end: %+v, artifact %+v; want done with the Stop hook's message", task, task.Artifact)
 	}
+	if dr, err := h.c.Doctor(h.ctx); err != nil || hasCheck(dr, "silent hooks", "", "") {
+		t.Fatalf("doctor calls reporting hooks silent: %v %+v", err, dr)
+	}
 }
 
 // A tool hook of the previous turn arrives after the next prompt was typed, while that prompt
@@ -139,6 +142,14 @@ func TestNoDoneHookEndsOnTheScreenAfterTheGrace(t *testing.T) {
 	}
 	if !said {
 		t.Fatalf("the task's history does not say it ended on the screen's word: %+v", task.Transitions)
+	}
+	// Doctor names the member whose installed hooks never fire.
+	dr, err := h.c.Doctor(h.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasCheck(dr, "silent hooks", "warn", "quiet (claude, 1 task(s)") {
+		t.Fatalf("doctor does not name the member whose hooks never report: %+v", dr.Checks)
 	}
 }
 

@@ -91,6 +91,9 @@ type member struct {
 	// hooksInstalled: the herd's hooks are installed for the member's engine in its HOME, so its
 	// turns' ends are expected from a hook (tasks_record.go). Set at start.
 	hooksInstalled bool
+	// graceEnds counts the tasks that ended on the screen's word after the hook grace, with no hook
+	// ever reported: installed hooks that do not fire (doctor says so).
+	graceEnds int
 	// staleHook: the hook report being applied belongs to the task before the running one
 	// (hookArrived sets it, hReport clears it).
 	staleHook bool

@@ -282,6 +282,9 @@ func (d *daemon) hookGraceEnded(m *member, t *openTask) {
 		return
 	}
 	d.closeTaskLocked(m, t, &ev, op, false)
+	if !m.hooked {
+		m.graceEnds++
+	}
 	if d.tasks != nil {
 		d.lw.record(*op)
 	}
