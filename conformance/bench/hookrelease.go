@@ -20,7 +20,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -238,22 +237,8 @@ func residentPercent(path string) (float64, error) {
 	return 100 * float64(in) / float64(pages), nil
 }
 
-func relMedian(ss []releaseSample, get func(releaseSample) int64) int64 {
-	v := make([]int64, len(ss))
-	for i, s := range ss {
-		v[i] = get(s)
-	}
-	sort.Slice(v, func(i, j int) bool { return v[i] < v[j] })
-	if len(v) == 0 {
-		return 0
-	}
-	return v[len(v)/2]
-}
+func relMedian(ss []releaseSample, get func(releaseSample) int64) int64 { return medianBy(ss, get) }
 
 func relP90(ss []releaseSample) time.Duration {
-	d := make([]time.Duration, len(ss))
-	for i, s := range ss {
-		d[i] = s.wall
-	}
-	return startupPercentile(d, 90)
+	return p90By(ss, func(s releaseSample) time.Duration { return s.wall })
 }

@@ -167,13 +167,28 @@ func startupPercentile(ds []time.Duration, p int) time.Duration {
 	return s[max(i-1, 0)]
 }
 
-func startupMedianKB(xs []int64) int64 {
-	s := append([]int64(nil), xs...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	if len(s) == 0 {
+func startupMedianKB(xs []int64) int64 { return medianBy(xs, func(x int64) int64 { return x }) }
+
+// medianBy is the median of get over samples (0 for none), the one median of the start-up benches.
+func medianBy[S any](samples []S, get func(S) int64) int64 {
+	v := make([]int64, len(samples))
+	for i, s := range samples {
+		v[i] = get(s)
+	}
+	sort.Slice(v, func(i, j int) bool { return v[i] < v[j] })
+	if len(v) == 0 {
 		return 0
 	}
-	return s[len(s)/2]
+	return v[len(v)/2]
+}
+
+// p90By is the 90th percentile of the wall times get reads from samples.
+func p90By[S any](samples []S, get func(S) time.Duration) time.Duration {
+	d := make([]time.Duration, len(samples))
+	for i, s := range samples {
+		d[i] = get(s)
+	}
+	return startupPercentile(d, 90)
 }
 
 func startupMs(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/1e6) }

@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -258,17 +257,7 @@ func verbRun(vc *verbCase) (verbSample, error) {
 }
 
 func verbMedian(ss []verbSample) verbSample {
-	pick := func(get func(verbSample) int64) int64 {
-		v := make([]int64, len(ss))
-		for i, s := range ss {
-			v[i] = get(s)
-		}
-		sort.Slice(v, func(i, j int) bool { return v[i] < v[j] })
-		if len(v) == 0 {
-			return 0
-		}
-		return v[len(v)/2]
-	}
+	pick := func(get func(verbSample) int64) int64 { return medianBy(ss, get) }
 	return verbSample{
 		wall:   time.Duration(pick(func(s verbSample) int64 { return int64(s.wall) })),
 		cpu:    time.Duration(pick(func(s verbSample) int64 { return int64(s.cpu) })),
@@ -277,9 +266,5 @@ func verbMedian(ss []verbSample) verbSample {
 }
 
 func verbP90(ss []verbSample) time.Duration {
-	d := make([]time.Duration, len(ss))
-	for i, s := range ss {
-		d[i] = s.wall
-	}
-	return startupPercentile(d, 90)
+	return p90By(ss, func(s verbSample) time.Duration { return s.wall })
 }
