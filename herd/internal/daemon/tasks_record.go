@@ -221,10 +221,7 @@ func (d *daemon) taskEventLocked(m *member, ev *herd.Event, exited bool) *ledger
 		}
 	}
 	rest := ev.State == herd.StateDone || ev.State == herd.StateIdle
-	// A done hook before the task was taken up is the previous turn's, unless that turn already
-	// had its own (then a turn-start hook was lost, or the turn was too quick to show).
-	prevHad := m.lastClosed == nil || m.lastClosed.hook
-	hookEnd := t.typed && ev.State == herd.StateDone && hookSaid && !m.staleHook && (t.sawActive || t.screenActive || prevHad)
+	hookEnd := t.typed && ev.State == herd.StateDone && hookSaid && !m.staleHook && !m.lateHookLocked(t)
 	screenEnd := t.typed && t.sawActive && rest && !hookSaid
 	if screenEnd && !exited && !t.interrupted && m.expectsHooksLocked() {
 		// The screen says the turn is over; the engine's done hook, with its final message, is
@@ -246,6 +243,14 @@ func (d *daemon) taskEventLocked(m *member, ev *herd.Event, exited bool) *ledger
 		d.closeTaskLocked(m, t, ev, op, exited)
 	}
 	return op
+}
+
+// lateHookLocked says whether a done hook arriving now is the previous turn's, not t's: t was
+// typed but not taken up (nor shown working), and the task before it still lacks its engine's
+// word. When that task already had its own, a done hook is t's (its turn-start hook was lost, or
+// the turn was too quick to show). The caller holds the state lock.
+func (m *member) lateHookLocked(t *openTask) bool {
+	return t.typed && !t.sawActive && !t.screenActive && m.lastClosed != nil && !m.lastClosed.hook
 }
 
 // stopGrace cancels the wait for a done hook. The caller holds the state lock.
@@ -272,15 +277,15 @@ func (d *daemon) hookGraceEnded(m *member, t *openTask) {
 		t.endPending = false
 		return
 	}
-	ev := herd.Event{Type: herd.EventState, Name: m.name, State: st, BlockedOn: m.reading.BlockedOn, Authority: m.reading.Authority,
-		Prev: st, Task: t.id, AtMs: now.UnixMilli()}
-	op := &ledgerOp{member: m.name, tr: ledger.Transition{At: now, State: st, Kind: m.reading.BlockedOn, Authority: m.reading.Authority,
-		Note: "the engine's done hook did not come within " + m.spec.hookGrace().String() + " of the screen's: ended on the screen's word"}}
 	if m.continuationLocked(t.id) {
 		t.endPending = false
 		m.wakeQueue()
 		return
 	}
+	ev := herd.Event{Type: herd.EventState, Name: m.name, State: st, BlockedOn: m.reading.BlockedOn, Authority: m.reading.Authority,
+		Prev: st, Task: t.id, AtMs: now.UnixMilli()}
+	op := &ledgerOp{member: m.name, tr: ledger.Transition{At: now, State: st, Kind: m.reading.BlockedOn, Authority: m.reading.Authority,
+		Note: "the engine's done hook did not come within " + m.spec.hookGrace().String() + " of the screen's: ended on the screen's word"}}
 	d.closeTaskLocked(m, t, &ev, op, false)
 	if !m.hooked {
 		m.graceEnds++
@@ -391,11 +396,12 @@ func (d *daemon) hookArrived(m *member, payload []byte) {
 	// A report while the typed prompt is not taken up yet, and the task before it still lacks
 	// its engine's word, is that task's (its Stop came late): it must not end this one. hReport
 	// clears the mark once the report was applied.
-	m.staleHook = !turnStart && t != nil && t.typed && !t.sawActive && !t.screenActive && m.lastClosed != nil && !m.lastClosed.hook
+	late := t != nil && m.lateHookLocked(t)
+	m.staleHook = late
 	if msg == "" || d.tasks == nil {
 		return
 	}
-	if t != nil && t.typed && (t.sawActive || t.screenActive || m.lastClosed == nil || m.lastClosed.hook) {
+	if t != nil && t.typed && !late {
 		t.final = msg
 		return
 	}
