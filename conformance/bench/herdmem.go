@@ -51,7 +51,7 @@ func runSideBySide(kind, base string, rounds int, sizes string, trials int) erro
 	for i, t := range trees {
 		b := build{label: t.label, mosh: filepath.Join(bin, fmt.Sprintf("mosh%d", i)), fake: filepath.Join(bin, fmt.Sprintf("fake%d", i))}
 		fmt.Printf("building %s (%s) …\n", t.label, t.dir)
-		if err := goBuild(t.dir, b.mosh, "./cmd/mosh"); err != nil {
+		if err := goBuildMosh(t.dir, b.mosh); err != nil {
 			return err
 		}
 		if err := goBuild(t.dir, b.fake, "./herd/fakeengine"); err != nil {

@@ -18,7 +18,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -58,10 +57,8 @@ func runHookRelease(args []string) error {
 	}
 	defer os.RemoveAll(tmp)
 	mosh := filepath.Join(tmp, "mosh")
-	build := exec.Command("go", "build", "-o", mosh, "./cmd/mosh")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build ./cmd/mosh: %v\n%s", err, out)
+	if err := goBuildMosh(root, mosh); err != nil {
+		return err
 	}
 	home := filepath.Join(tmp, "h")
 	if err := os.MkdirAll(home, 0o700); err != nil {

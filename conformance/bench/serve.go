@@ -62,7 +62,7 @@ func runServeBench(args []string) error {
 	defer os.RemoveAll(bin)
 	mosh := filepath.Join(bin, "mosh")
 	fmt.Println("building mosh and the fake engine …")
-	if err := goBuild(root, mosh, "./cmd/mosh"); err != nil {
+	if err := goBuildMosh(root, mosh); err != nil {
 		return err
 	}
 	fake := filepath.Join(bin, "claude")

@@ -56,10 +56,8 @@ func runStartup(args []string) error {
 	defer os.RemoveAll(tmp)
 
 	mosh := filepath.Join(tmp, "mosh")
-	build := exec.Command("go", "build", "-o", mosh, "./cmd/mosh")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build ./cmd/mosh: %v\n%s", err, out)
+	if err := goBuildMosh(root, mosh); err != nil {
+		return err
 	}
 	fi, _ := os.Stat(mosh)
 	if *verbsOnly {

@@ -72,8 +72,9 @@ func startupVerbs(tmp, mosh, with string, runs int) error {
 	if err != nil {
 		return err
 	}
-	// The floor of any binary that links libc through cgo, as mosh does for sqlite: the dynamic
-	// loader, libc's start-up and cgo's runtime set-up, before any package init.
+	// The floor of any binary that links libc through cgo, as mosh did for sqlite before its ledger
+	// moved to a pure-Go SQLite: the dynamic loader, libc's start-up and cgo's runtime set-up,
+	// before any package init. Kept for comparison: mosh ships without cgo now.
 	emptyCgo, err := buildGoProgram(tmp, "emptycgo", "package main\n\n// #include <stdlib.h>\nimport \"C\"\n\nfunc main() {}\n")
 	if err != nil {
 		return err
@@ -116,7 +117,7 @@ func startupVerbs(tmp, mosh, with string, runs int) error {
 	bins := []string{mosh}
 	for i, b := range strings.Split(with, ",") {
 		if b = strings.TrimSpace(b); b != "" {
-			// A fresh copy, as this tree's binary is freshly built: how a binary sits in the page
+			// A fresh copy, written as this tree's binary is (goBuildMosh): how a binary sits in the page
 			// cache (folio sizes, what was evicted) changes its page faults by a hundred or more.
 			raw, err := os.ReadFile(b)
 			if err != nil {
@@ -135,7 +136,7 @@ func startupVerbs(tmp, mosh, with string, runs int) error {
 	}
 	cases := []*verbCase{
 		{label: "empty Go binary", argv: []string{empty}, env: env},
-		{label: "empty cgo binary (libc, as mosh)", argv: []string{emptyCgo}, env: env},
+		{label: "empty cgo binary (libc; mosh before pure Go)", argv: []string{emptyCgo}, env: env},
 		{label: "floor: stdlib-only report client", argv: []string{floor, herd.SocketPath(home), "b1", "idle"}, env: hookEnv, stdin: hookPayload},
 	}
 	for i, b := range bins {
@@ -154,7 +155,7 @@ func startupVerbs(tmp, mosh, with string, runs int) error {
 			&verbCase{label: "herd task --json" + tag, argv: []string{b, "herd", "task", pr.Task, "--json"}, env: env},
 			&verbCase{label: "wait (matched)" + tag, argv: []string{b, "wait", "b1", "--state", "idle", "--json"}, env: env},
 			// A hook fired outside the herd: the fast path's init returns at once. What this
-			// binary costs before the first line of mosh's code runs (runtime, cgo, the inits
+			// binary costs before the first line of mosh's code runs (runtime, the inits
 			// that sort before the fast path's package).
 			&verbCase{label: "binary's floor (report of no member)" + tag, argv: []string{b, "herd", "report", "", "idle"}, env: env},
 		)
@@ -223,7 +224,7 @@ func buildGoProgram(tmp, name, src string) (string, error) {
 	cmd.Dir = dir
 	cgo := "CGO_ENABLED=0" // static, as small as Go gets
 	if strings.Contains(src, "import \"C\"") {
-		cgo = "CGO_ENABLED=1" // linked against libc, as mosh is (sqlite through cgo)
+		cgo = "CGO_ENABLED=1" // linked against libc, as mosh was (sqlite through cgo)
 	}
 	cmd.Env = append(filteredEnv("GOFLAGS", "CGO_ENABLED"), "GOWORK=off", cgo)
 	if b, err := cmd.CombinedOutput(); err != nil {

@@ -74,10 +74,8 @@ func runTasksBench(args []string) error {
 	defer os.RemoveAll(bin)
 	mosh := filepath.Join(bin, "mosh")
 	fmt.Println("building mosh …")
-	build := exec.Command("go", "build", "-o", mosh, "./cmd/mosh")
-	build.Dir = root
-	if b, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build ./cmd/mosh: %v\n%s", err, b)
+	if err := goBuildMosh(root, mosh); err != nil {
+		return err
 	}
 
 	start := time.Now().Add(-30 * 24 * time.Hour).Truncate(time.Millisecond)
