@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -245,6 +246,38 @@ func TestEarlyExchangeUnhappyPaths(t *testing.T) {
 		}
 		if l := <-got; !bytes.HasPrefix(l, []byte(`{"jsonrpc":"2.0","id":1,"method":"report"`)) {
 			t.Errorf("%s: the daemon read %q", m.mode, l)
+		}
+	}
+}
+
+// A verb whose standard output is a pipe closed at the other end dies of SIGPIPE on the fast path
+// as on the ordinary path (os.Stdout's Write raises it; the raw write gets EPIPE and raises it too).
+func TestFastVerbDiesOfSIGPIPEAsTheOrdinaryPath(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the binary")
+	}
+	home := shortHome(t)
+	herdtest.FakeDaemon(t, filepath.Join(home, "m"), func(r herdtest.Request) string {
+		return herdtest.Result(r.ID, `{"members":[{"name":"a","state":"idle"}]}`)
+	})
+	for _, extra := range []string{"MOSH_NO_HOOKPATH=", "MOSH_NO_HOOKPATH=1"} {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+		cmd := exec.Command(moshBin, "ps", "--json")
+		cmd.Env = []string{"HOME=" + home, "MOSH_HOME=" + filepath.Join(home, "m"), "PATH=" + os.Getenv("PATH"), "GODEBUG=inittrace=1", extra}
+		var stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = w, &stderr
+		err = cmd.Run()
+		w.Close()
+		ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+		if !ws.Signaled() || ws.Signal() != syscall.SIGPIPE {
+			t.Errorf("%s: %v, want death by SIGPIPE\n%s", extra, err, stderr.String())
+		}
+		if served := !strings.Contains(stderr.String(), "init github.com/spf13/cobra "); served != (extra == "MOSH_NO_HOOKPATH=") {
+			t.Errorf("%s: served by the fast path: %v", extra, served)
 		}
 	}
 }

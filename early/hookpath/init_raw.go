@@ -41,11 +41,15 @@ func (fd fdReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// fdWriter writes all of p to a file descriptor.
+// fdWriter writes all of p to a file descriptor; standard output closed at the other end ends
+// the process by SIGPIPE, as os.Stdout's Write does.
 type fdWriter int
 
 func (fd fdWriter) Write(p []byte) (int, error) {
 	if e := sys.WriteAll(int(fd), p, -1); e != 0 {
+		if e == sys.EPIPE && (fd == 1 || fd == 2) {
+			sys.RaiseSIGPIPE()
+		}
 		return 0, e
 	}
 	return len(p), nil

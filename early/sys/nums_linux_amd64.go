@@ -14,3 +14,11 @@ const (
 	sysOpenat       = 257
 	sysPpoll        = 271
 )
+
+// For RaiseSIGPIPE.
+const (
+	sysRtSigaction = 13
+	sysGetpid      = 39
+	sysGettid      = 186
+	sysTgkill      = 234
+)

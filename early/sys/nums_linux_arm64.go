@@ -14,3 +14,11 @@ const (
 	sysOpenat       = 56
 	sysPpoll        = 73
 )
+
+// For RaiseSIGPIPE.
+const (
+	sysRtSigaction = 134
+	sysGetpid      = 172
+	sysGettid      = 178
+	sysTgkill      = 131
+)

@@ -13,6 +13,7 @@ type Errno uintptr
 // The error numbers the layer tells apart (the same on amd64 and arm64).
 const (
 	EINTR       Errno = 4
+	EPIPE       Errno = 32
 	EAGAIN      Errno = 11
 	EINVAL      Errno = 22
 	ETIMEDOUT   Errno = 110
@@ -213,6 +214,22 @@ func ExitGroup(code int) {
 	for {
 		syscall6(sysExitGroup, uintptr(code), 0, 0, 0, 0, 0)
 	}
+}
+
+// sigPIPE is SIGPIPE's number.
+const sigPIPE = 13
+
+// RaiseSIGPIPE ends the process by SIGPIPE, as os does when a write to standard output or error
+// finds the pipe closed (os.epipecheck, the runtime's dieFromSignal): the default action is set
+// again over the runtime's handler, the signal sent to this thread, and should the process live
+// on, it exits with 2 as the runtime then does.
+func RaiseSIGPIPE() {
+	var act [4]uint64 // struct sigaction (handler, flags, restorer, mask): SIG_DFL, no flags
+	syscall6(sysRtSigaction, sigPIPE, uintptr(unsafe.Pointer(&act[0])), 0, 8, 0, 0)
+	pid, _ := syscall6(sysGetpid, 0, 0, 0, 0, 0, 0)
+	tid, _ := syscall6(sysGettid, 0, 0, 0, 0, 0, 0)
+	syscall6(sysTgkill, pid, tid, sigPIPE, 0, 0, 0)
+	ExitGroup(2)
 }
 
 // IsTerminal says whether fd is a terminal (TCGETS succeeds: what golang.org/x/term asks).
