@@ -21,7 +21,7 @@ func init() {
 	}
 }
 
-var errEOF = lite.NewError("EOF")
+var errEOF error = &lite.Error{Text: "EOF"}
 
 // fdReader reads a file descriptor through the raw layer: a blocking read (restarted on a
 // signal), or one waited for with ppoll when the descriptor was inherited nonblocking.

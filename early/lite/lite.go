@@ -191,13 +191,14 @@ func Compare(a, b []byte) int {
 	return 0
 }
 
-// errorString is errors.New's error.
-type errorString struct{ s string }
+// Error is errors.New's error: &Error{Text: …} in a package variable is initialised statically
+// (no init work, whatever the compiler inlines), NewError at run time.
+type Error struct{ Text string }
 
-func (e *errorString) Error() string { return e.s }
+func (e *Error) Error() string { return e.Text }
 
 // NewError is errors.New.
-func NewError(text string) error { return &errorString{text} }
+func NewError(text string) error { return &Error{text} }
 
 const hexDigits = "0123456789abcdef"
 

@@ -149,8 +149,8 @@ func appendString(dst []byte, s string) []byte {
 
 // Errors of Payload; the command line turns them into usage errors that name the fix.
 var (
-	ErrPayloadTooLarge = lite.NewError("payload too large")
-	ErrPayloadNotJSON  = lite.NewError("payload not JSON")
+	ErrPayloadTooLarge error = &lite.Error{Text: "payload too large"}
+	ErrPayloadNotJSON  error = &lite.Error{Text: "payload not JSON"}
 )
 
 // Payload is the payload a report carries for the bytes a hook passed (read with a limit of
