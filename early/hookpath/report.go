@@ -5,8 +5,9 @@ import (
 	"0.mosh/early/reportreq"
 )
 
-// reportDeadline (nanoseconds, 3 s) bounds the exchange, as the ordinary report bounds the whole
-// of it: a hung daemon must not hold the engine's turn.
+// reportDeadline (nanoseconds, 3 s) bounds the exchange (exchange_raw.go: the whole of it;
+// exchange_unix.go: each step), as the ordinary report bounds the whole of it: a hung daemon
+// must not hold the engine's turn.
 const reportDeadline = 3_000_000_000
 
 // maxAnswer bounds the answer line read (a report's answer is a few hundred bytes).

@@ -21,7 +21,8 @@ import (
 // path asks with a 1 ms deadline, and a wait that has to block is handed back and waited for by
 // the ordinary path (nothing is printed before; a wait has no effect on the herd).
 
-// verbDeadline bounds each step of a verb's exchange (connect, send, every read).
+// verbDeadline bounds a verb's exchange as reportDeadline does a report's (exchange_raw.go: the whole
+// exchange; exchange_unix.go: each step, connect, send and every read).
 const verbDeadline = reportDeadline
 
 // probeMs is the deadline of the fast path's wait: the daemon decides from the member's current
