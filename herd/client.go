@@ -601,7 +601,7 @@ func (c *Client) Report(ctx context.Context, name, state, kind string, ttl time.
 	var r ReportResult
 	// One definition of the request, shared with the hook fast path (0.mosh/early/hookpath):
 	// the params (nonce included) and the very bytes of the line.
-	p := reportreq.New(name, state, kind, ttl, reportreq.RawMessage(payload), c.Options().Getenv)
+	p := reportreq.New(name, state, kind, int64(ttl), reportreq.RawMessage(payload), c.Options().Getenv)
 	return &r, c.roundTrip(ctx, MethodReport, func(id int64) ([]byte, error) { return reportreq.Line(id, p) }, &r)
 }
 

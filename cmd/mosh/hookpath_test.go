@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"0.mosh/early/hookpath"
@@ -269,7 +273,7 @@ func TestHookPathSkipsTheHeavyInits(t *testing.T) {
 		if err := cmd.Run(); err != nil || stdout.Len() != 0 {
 			t.Fatalf("%v: %v, stdout %q\n%s", extra, err, stdout.String(), stderr.String())
 		}
-		if !strings.Contains(stderr.String(), "init os ") {
+		if !strings.Contains(stderr.String(), "init runtime ") {
 			t.Fatalf("%v: no init trace:\n%s", extra, stderr.String())
 		}
 		return stderr.String()
@@ -318,19 +322,123 @@ func TestHookPathSkipsTheHeavyInits(t *testing.T) {
 	}
 }
 
-// The fast path's place in Go's init order holds while everything it imports sorts early or is
-// a standard package the runtime initialises early: no package outside the standard library and
+// rawInit says whether the fast path runs on raw system calls here (early/sys): its init is then
+// the first after the runtime's.
+func rawInit(goos, goarch string) bool {
+	return goos == "linux" && (goarch == "amd64" || goarch == "arm64")
+}
+
+// The fast path's place in Go's init order holds while everything it imports sorts early or has
+// no init work. On linux/amd64 and linux/arm64 (early/sys) it imports nothing whose init runs
+// after the runtime's: only the runtime's own closure, unsafe, unicode/utf8, math/bits and the
+// early module. Elsewhere it keeps os and syscall, but nothing outside the standard library and
 // the early module, and none of the standard packages that wait behind encoding/gob (early/README.md).
 func TestHookPathImportsOnlyEarlyPackages(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "0.mosh/early/hookpath").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
+	deps := func(goos, goarch string, pkgs ...string) []string {
+		t.Helper()
+		cmd := exec.Command("go", append([]string{"list", "-deps"}, pkgs...)...)
+		cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH="+goarch)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list %s/%s: %v\n%s", goos, goarch, err, out)
+		}
+		return strings.Fields(string(out))
 	}
-	late := map[string]bool{"encoding/json": true, "fmt": true, "reflect": true, "encoding/gob": true, "flag": true, "log": true}
-	for _, p := range strings.Fields(string(out)) {
-		first, _, _ := strings.Cut(p, "/")
-		if late[p] || (strings.Contains(first, ".") && !strings.HasPrefix(p, "0.mosh/early/")) {
-			t.Errorf("0.mosh/early/hookpath imports %s: its init would wait behind the packages that sort before that one", p)
+	for _, p := range [][2]string{{"linux", "amd64"}, {"linux", "arm64"}, {"linux", "386"}, {"darwin", "arm64"}, {"windows", "amd64"}} {
+		goos, goarch := p[0], p[1]
+		if rawInit(goos, goarch) {
+			allowed := map[string]bool{"unsafe": true, "unicode/utf8": true, "math/bits": true}
+			for _, d := range deps(goos, goarch, "runtime") {
+				allowed[d] = true
+			}
+			for _, d := range deps(goos, goarch, "0.mosh/early/hookpath") {
+				if !allowed[d] && !strings.HasPrefix(d, "0.mosh/early/") {
+					t.Errorf("%s/%s: 0.mosh/early/hookpath imports %s: its init would no longer be the first after the runtime's", goos, goarch, d)
+				}
+			}
+			continue
+		}
+		late := map[string]bool{"encoding/json": true, "fmt": true, "reflect": true, "encoding/gob": true, "flag": true, "log": true}
+		for _, d := range deps(goos, goarch, "0.mosh/early/hookpath") {
+			first, _, _ := strings.Cut(d, "/")
+			if late[d] || (strings.Contains(first, ".") && !strings.HasPrefix(d, "0.mosh/early/")) {
+				t.Errorf("%s/%s: 0.mosh/early/hookpath imports %s: its init would wait behind the packages that sort before that one", goos, goarch, d)
+			}
 		}
 	}
+}
+
+// On linux/amd64 and linux/arm64 the fast path's init is the first init after the runtime's
+// (GODEBUG=inittrace=1): before syscall, time, os and every package that sorts before them.
+func TestHookPathRunsFirst(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the binary")
+	}
+	if !rawInit(runtime.GOOS, runtime.GOARCH) {
+		t.Skipf("%s/%s: the fast path runs once os is initialised", runtime.GOOS, runtime.GOARCH)
+	}
+	home := shortHome(t)
+	// No daemon: the fast path hands the report back, so its own init line is printed, and the
+	// ordinary path runs after it.
+	cmd := exec.Command(moshBin, "herd", "report", "x", "working")
+	cmd.Env = []string{"HOME=" + home, "MOSH_HOME=" + filepath.Join(home, "m"), "PATH=" + os.Getenv("PATH"), "GODEBUG=inittrace=1"}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.Run() // the exit code is the ordinary path's (no daemon); the trace is what is looked at
+	var inits []string
+	for _, l := range strings.Split(stderr.String(), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "init" {
+			inits = append(inits, f[1])
+		}
+	}
+	rt := slices.Index(inits, "runtime")
+	if rt < 0 || rt+1 >= len(inits) {
+		t.Fatalf("no init trace after the runtime's:\n%s", stderr.String())
+	}
+	if inits[rt+1] != "0.mosh/early/hookpath" {
+		t.Errorf("the init after the runtime's is %s, want 0.mosh/early/hookpath; the order:\n%s", inits[rt+1], strings.Join(inits[:min(len(inits), rt+8)], "\n"))
+	}
+	for _, p := range inits[:rt] {
+		if !strings.HasPrefix(p, "internal/") {
+			t.Errorf("%s initialised before the runtime", p)
+		}
+	}
+}
+
+// Reading the payload from stdin keeps the io.Reader contract: short reads, data with the end of
+// input, an error after some data (handed back, with what was read in Stdin).
+func TestHookPathReadsStdinAsAnyReader(t *testing.T) {
+	home := shortHome(t)
+	fd := startHookDaemon(t, filepath.Join(home, "m"))
+	env := map[string]string{"HOME": home, "MOSH_HOME": filepath.Join(home, "m")}
+	getenv := func(k string) string { return env[k] }
+	payload := `{"hook_event_name":"Stop","text":"<a & b>"}`
+	args := []string{"herd", "report", "x", "done", "--payload", "-"}
+	if _, ok := hookpath.Serve(args, getenv, strings.NewReader(payload)); !ok {
+		t.Fatal("not served")
+	}
+	want := fd.next(t)
+	for name, r := range map[string]io.Reader{
+		"one byte at a time":  iotest.OneByteReader(strings.NewReader(payload)),
+		"data with the end":   iotest.DataErrReader(strings.NewReader(payload)),
+		"half then a timeout": iotest.TimeoutReader(iotest.HalfReader(strings.NewReader(payload))),
+	} {
+		hookpath.Stdin = nil
+		_, ok := hookpath.Serve(args, getenv, r)
+		if name == "half then a timeout" {
+			if ok || len(hookpath.Stdin) == 0 || !strings.HasPrefix(payload, string(hookpath.Stdin)) {
+				t.Errorf("%s: served %v, stdin handed over %q", name, ok, hookpath.Stdin)
+			}
+			fd.none(t, name)
+			continue
+		}
+		if !ok {
+			t.Errorf("%s: not served", name)
+			continue
+		}
+		if l := fd.next(t); !bytes.Equal(l, want) {
+			t.Errorf("%s: sent %s, want %s", name, l, want)
+		}
+	}
+	hookpath.Stdin = nil
 }

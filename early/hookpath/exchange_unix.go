@@ -1,30 +1,23 @@
-//go:build linux || darwin
+//go:build (linux || darwin) && !(linux && (amd64 || arm64))
 
 package hookpath
 
 import (
 	"bytes"
 	"syscall"
-	"time"
 )
 
-// reportDeadline bounds each step of the exchange (connect, send, every read), as the ordinary
-// report bounds the whole of it: a hung daemon must not hold the engine's turn.
-const reportDeadline = 3 * time.Second
-
-// maxAnswer bounds the answer line read (a report's answer is a few hundred bytes).
-const maxAnswer = 64 << 10
-
 // exchange sends line to the daemon listening on sock and returns the first line that is not a
-// notification (an answer); ok is false when there is none. Raw system calls:
-// the net package is initialised late in the binary and this runs before it.
-func exchange(sock string, line []byte, deadline time.Duration) ([]byte, bool) {
+// notification (an answer); ok is false when there is none. The syscall package's calls (the net
+// package is initialised late in the binary and this runs before it); deadline (nanoseconds)
+// bounds each step, connect, send and every read, with SO_SNDTIMEO and SO_RCVTIMEO.
+func exchange(sock string, line []byte, deadline int64) ([]byte, bool) {
 	fd, err := unixSocket()
 	if err != nil {
 		return nil, false
 	}
 	defer syscall.Close(fd)
-	tv := syscall.NsecToTimeval(deadline.Nanoseconds())
+	tv := syscall.NsecToTimeval(deadline)
 	if syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_SNDTIMEO, &tv) != nil ||
 		syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv) != nil {
 		return nil, false
@@ -46,7 +39,7 @@ func exchange(sock string, line []byte, deadline time.Duration) ([]byte, bool) {
 	for {
 		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
 			ans := buf[:i]
-			if !bytes.HasPrefix(ans, []byte(`{"jsonrpc":"2.0","method":`)) {
+			if !bytes.HasPrefix(ans, []byte(notificationPrefix)) {
 				return ans, true
 			}
 			buf = append(buf[:0], buf[i+1:]...)

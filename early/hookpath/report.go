@@ -1,17 +1,23 @@
 package hookpath
 
 import (
-	"bytes"
-	"io"
-	"os"
-	"path"
-	"strings"
-
+	"0.mosh/early/lite"
 	"0.mosh/early/reportreq"
 )
 
+// reportDeadline (nanoseconds, 3 s) bounds the exchange (exchange_raw.go: the whole of it;
+// exchange_unix.go: each step), as the ordinary report bounds the whole of it: a hung daemon
+// must not hold the engine's turn.
+const reportDeadline = 3_000_000_000
+
+// maxAnswer bounds the answer line read (a report's answer is a few hundred bytes).
+const maxAnswer = 64 << 10
+
+// notificationPrefix begins every notification line the daemon sends (an answer has an id).
+const notificationPrefix = `{"jsonrpc":"2.0","method":`
+
 // report serves `herd report NAME STATE[:KIND] [--payload FILE|-]`.
-func report(args []string, getenv func(string) string, stdin io.Reader) (int, bool) {
+func report(args []string, getenv func(string) string, stdin Reader) (int, bool) {
 	var pos []string
 	src, srcSet := "", false
 	for i := 0; i < len(args); i++ {
@@ -20,9 +26,9 @@ func report(args []string, getenv func(string) string, stdin io.Reader) (int, bo
 		case a == "--payload" && i+1 < len(args) && !srcSet:
 			src, srcSet = args[i+1], true
 			i++
-		case strings.HasPrefix(a, "--payload=") && !srcSet:
+		case lite.HasPrefix(a, "--payload=") && !srcSet:
 			src, srcSet = a[len("--payload="):], true
-		case strings.HasPrefix(a, "-"):
+		case lite.HasPrefix(a, "-"):
 			return 0, false // any other flag (or "-", "--"): the ordinary path's business
 		default:
 			pos = append(pos, a)
@@ -53,13 +59,8 @@ func report(args []string, getenv func(string) string, stdin io.Reader) (int, bo
 		}
 		raw = b
 	default:
-		f, err := os.Open(src)
-		if err != nil {
-			return 0, false
-		}
-		b, err := readAtMost(f, reportreq.MaxPayload+1)
-		f.Close()
-		if err != nil {
+		b, ok := readFileAtMost(src, reportreq.MaxPayload+1)
+		if !ok {
 			return 0, false
 		}
 		raw = b
@@ -90,25 +91,26 @@ func socket(getenv func(string) string) (string, bool) {
 	home := ""
 	switch {
 	case getenv("MOSH_HERD_DIR") != "":
-		home = path.Dir(path.Clean(getenv("MOSH_HERD_DIR")))
+		home = lite.Dir(lite.Clean(getenv("MOSH_HERD_DIR")))
 	case getenv("MOSH_HOME") != "":
 		home = getenv("MOSH_HOME")
 	case getenv("HOME") != "":
-		home = path.Join(getenv("HOME"), ".mosh")
+		home = lite.Join(getenv("HOME"), ".mosh")
 	}
-	if !path.IsAbs(home) {
+	if !lite.IsAbs(home) {
 		return "", false
 	}
-	return reportreq.ShortSocketPath(path.Clean(home))
+	return reportreq.ShortSocketPath(lite.Clean(home))
 }
 
 // success says whether answer is the success answer of call 1, in the layout PROTOCOL.md
 // promises clients ({"jsonrpc":"2.0","id":<id>,"result":<value>}).
 func success(answer []byte) bool {
-	return bytes.HasPrefix(answer, []byte(`{"jsonrpc":"2.0","id":1,"result":`))
+	return lite.HasPrefix(answer, `{"jsonrpc":"2.0","id":1,"result":`)
 }
 
-func readAtMost(r io.Reader, n int) ([]byte, error) {
+// readAtMost reads r to its end or to n bytes, whichever comes first.
+func readAtMost(r Reader, n int) ([]byte, error) {
 	buf := make([]byte, 0, 4096)
 	for len(buf) < n {
 		if len(buf) == cap(buf) {
@@ -116,7 +118,7 @@ func readAtMost(r io.Reader, n int) ([]byte, error) {
 		}
 		m, err := r.Read(buf[len(buf):min(cap(buf), n)])
 		buf = buf[:len(buf)+m]
-		if err == io.EOF {
+		if err != nil && isEOF(err) {
 			return buf, nil
 		}
 		if err != nil {

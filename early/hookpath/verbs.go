@@ -1,11 +1,7 @@
 package hookpath
 
 import (
-	"bytes"
-	"io"
-	"path"
-	"strings"
-
+	"0.mosh/early/lite"
 	"0.mosh/early/rawjson"
 	"0.mosh/early/reportreq"
 )
@@ -25,7 +21,8 @@ import (
 // path asks with a 1 ms deadline, and a wait that has to block is handed back and waited for by
 // the ordinary path (nothing is printed before; a wait has no effect on the herd).
 
-// verbDeadline bounds each step of a verb's exchange (connect, send, every read).
+// verbDeadline bounds a verb's exchange as reportDeadline does a report's (exchange_raw.go: the whole
+// exchange; exchange_unix.go: each step, connect, send and every read).
 const verbDeadline = reportDeadline
 
 // probeMs is the deadline of the fast path's wait: the daemon decides from the member's current
@@ -33,7 +30,7 @@ const verbDeadline = reportDeadline
 const probeMs = 1
 
 // verb serves ps, task and wait; ok false hands the invocation back.
-func verb(args []string, getenv func(string) string, stdout io.Writer, stdoutTTY func() bool) (int, bool) {
+func verb(args []string, getenv func(string) string, stdout Writer, stdoutTTY func() bool) (int, bool) {
 	underHerd := len(args) > 0 && args[0] == "herd"
 	if underHerd {
 		args = args[1:]
@@ -52,14 +49,14 @@ func verb(args []string, getenv func(string) string, stdout io.Writer, stdoutTTY
 		case a == "--state" && i+1 < len(args) && !stateSet:
 			state, stateSet = args[i+1], true
 			i++
-		case strings.HasPrefix(a, "--state=") && !stateSet:
+		case lite.HasPrefix(a, "--state=") && !stateSet:
 			state, stateSet = a[len("--state="):], true
 		case a == "--timeout" && i+1 < len(args) && !timeoutSet && SimpleDuration(args[i+1]):
 			timeoutSet = true
 			i++
-		case strings.HasPrefix(a, "--timeout=") && !timeoutSet && SimpleDuration(a[len("--timeout="):]):
+		case lite.HasPrefix(a, "--timeout=") && !timeoutSet && SimpleDuration(a[len("--timeout="):]):
 			timeoutSet = true
-		case a == "" || strings.HasPrefix(a, "-"):
+		case a == "" || lite.HasPrefix(a, "-"):
 			return 0, false // any other flag, "-" or "--": the ordinary path's business
 		default:
 			pos = append(pos, a)
@@ -123,8 +120,8 @@ func verb(args []string, getenv func(string) string, stdout io.Writer, stdoutTTY
 // layout, a value the text form would have to escape) is not served.
 func printWait(result []byte, asJSON bool) ([]byte, bool) {
 	const pre = `{"mode":"one","outcome":"matched","results":[{"name":"`
-	if !bytes.HasPrefix(result, []byte(pre)) || !rawjson.Canonical(result) ||
-		bytes.Contains(result, []byte(`"results":null`)) {
+	if !lite.HasPrefix(result, pre) || !rawjson.Canonical(result) ||
+		lite.Contains(result, `"results":null`) {
 		return nil, false
 	}
 	if asJSON {
@@ -151,18 +148,18 @@ func printWait(result []byte, asJSON bool) ([]byte, bool) {
 // field is the value of key in the first object of o when it is a string of plain characters
 // (letters, digits, '-', '_', '.'); ok is false otherwise or when absent.
 func field(o []byte, key string) (string, bool) {
-	end := bytes.IndexByte(o, '}')
+	end := lite.IndexByte(o, '}')
 	if end < 0 {
 		return "", false
 	}
 	o = o[:end]
-	k := []byte(`"` + key + `":"`)
-	i := bytes.Index(o, k)
+	k := `"` + key + `":"`
+	i := lite.Index(o, k)
 	if i < 0 {
 		return "", false
 	}
 	v := o[i+len(k):]
-	j := bytes.IndexByte(v, '"')
+	j := lite.IndexByte(v, '"')
 	if j <= 0 {
 		return "", false
 	}
@@ -179,7 +176,7 @@ func field(o []byte, key string) (string, bool) {
 // accepts; cmd/mosh TestSimpleDurationsAreDurations holds that). A wait the fast path serves has
 // matched already, so its timeout changes nothing but whether the command line is valid.
 func SimpleDuration(s string) bool {
-	digits := len(s) - len(strings.TrimLeft(s, "0123456789"))
+	digits := len(s) - len(lite.TrimLeftSet(s, "0123456789"))
 	if digits == 0 || digits > 6 {
 		return false
 	}
@@ -193,18 +190,18 @@ func SimpleDuration(s string) bool {
 // canonicalTaskID: t-N with N a positive decimal without leading zeros, at most 18 digits (the
 // command line's ledger.ParseTaskID accepts every one of these; anything else goes to it).
 func canonicalTaskID(s string) bool {
-	rest, ok := strings.CutPrefix(s, "t-")
+	rest, ok := lite.CutPrefix(s, "t-")
 	if !ok || rest == "" || len(rest) > 18 || rest[0] == '0' {
 		return false
 	}
-	return strings.Trim(rest, "0123456789") == ""
+	return lite.OnlySet(rest, "0123456789")
 }
 
 // successResult is the result of a success answer to call 1 in the layout PROTOCOL.md promises
 // ({"jsonrpc":"2.0","id":1,"result":…}).
 func successResult(answer []byte) ([]byte, bool) {
 	const pre = `{"jsonrpc":"2.0","id":1,"result":`
-	if !bytes.HasPrefix(answer, []byte(pre)) || !bytes.HasSuffix(answer, []byte("}")) || len(answer) < len(pre)+3 {
+	if !lite.HasPrefix(answer, pre) || !lite.HasSuffix(answer, "}") || len(answer) < len(pre)+3 {
 		return nil, false
 	}
 	return answer[len(pre) : len(answer)-1], true
@@ -216,10 +213,10 @@ func successResult(answer []byte) ([]byte, bool) {
 func verbSocket(getenv func(string) string) (string, bool) {
 	home := getenv("MOSH_HOME")
 	if home == "" && getenv("HOME") != "" {
-		home = path.Join(getenv("HOME"), ".mosh")
+		home = lite.Join(getenv("HOME"), ".mosh")
 	}
-	if !path.IsAbs(home) {
+	if !lite.IsAbs(home) {
 		return "", false
 	}
-	return reportreq.ShortSocketPath(path.Clean(home))
+	return reportreq.ShortSocketPath(lite.Clean(home))
 }

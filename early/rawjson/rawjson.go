@@ -1,8 +1,8 @@
 // Package rawjson prints JSON the herd daemon encoded without decoding it: the indenter that
 // `--json` output shares between the ordinary command line (cmd/mosh writeRawJSON) and the early
 // fast path (0.mosh/early/hookpath), and the byte-level reading the fast path needs to put a
-// roster in the command line's order. A leaf of the standard library's early packages only, so
-// the fast path's package init can use it before the heavy packages of the binary initialise.
+// roster in the command line's order. It imports only the early module's lite, nothing whose init
+// runs after the runtime's, so the fast path's package init can use it first (../README.md).
 package rawjson
 
 // AppendIndented appends src, compact JSON the daemon encoded, as writeJSON in cmd/mosh prints

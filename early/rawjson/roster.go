@@ -1,9 +1,6 @@
 package rawjson
 
-import (
-	"bytes"
-	"slices"
-)
+import "0.mosh/early/lite"
 
 // Roster is the members array of a list result the daemon encoded ({"members":[…]}), the members
 // in the order `ps --json` prints them (by name, stably), still compact. ok is false for anything
@@ -13,7 +10,7 @@ import (
 // invalid UTF-8 so, the command line's re-encoding writes the character itself).
 func Roster(result []byte) (members []byte, ok bool) {
 	const pre, post = `{"members":[`, `]}`
-	if !bytes.HasPrefix(result, []byte(pre)) || !bytes.HasSuffix(result, []byte(post)) || !Canonical(result) {
+	if !lite.HasPrefix(result, pre) || !lite.HasSuffix(result, post) || !Canonical(result) {
 		return nil, false
 	}
 	body := result[len(pre) : len(result)-len(post)]
@@ -26,15 +23,15 @@ func Roster(result []byte) (members []byte, ok bool) {
 		}
 		raw := body[:n]
 		const namePre = `{"name":"`
-		if !bytes.HasPrefix(raw, []byte(namePre)) {
+		if !lite.HasPrefix(raw, namePre) {
 			return nil, false
 		}
-		end := bytes.IndexByte(raw[len(namePre):], '"')
+		end := lite.IndexByte(raw[len(namePre):], '"')
 		if end < 0 {
 			return nil, false
 		}
 		name := raw[len(namePre) : len(namePre)+end]
-		if bytes.IndexByte(name, '\\') >= 0 {
+		if lite.IndexByte(name, '\\') >= 0 {
 			return nil, false
 		}
 		elems = append(elems, elem{name: name, raw: raw})
@@ -46,7 +43,12 @@ func Roster(result []byte) (members []byte, ok bool) {
 			body = body[1:]
 		}
 	}
-	slices.SortStableFunc(elems, func(a, b elem) int { return bytes.Compare(a.name, b.name) })
+	// By name, stably (slices.SortStableFunc with bytes.Compare): an insertion sort, a roster is short.
+	for i := 1; i < len(elems); i++ {
+		for j := i; j > 0 && lite.Compare(elems[j-1].name, elems[j].name) > 0; j-- {
+			elems[j-1], elems[j] = elems[j], elems[j-1]
+		}
+	}
 	out := make([]byte, 0, len(result))
 	out = append(out, '[')
 	for i, e := range elems {
@@ -61,7 +63,7 @@ func Roster(result []byte) (members []byte, ok bool) {
 // Canonical says whether decoding raw (the daemon's encoding) into Go values and encoding them
 // again would give raw back, as far as strings go: false when it holds a \ufffd escape.
 func Canonical(raw []byte) bool {
-	return !bytes.Contains(raw, []byte(`\ufffd`))
+	return !lite.Contains(raw, `\ufffd`)
 }
 
 // valueLen is the length of the object or array that src begins with (compact JSON); ok is false

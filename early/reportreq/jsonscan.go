@@ -1,6 +1,6 @@
 package reportreq
 
-import "errors"
+import "0.mosh/early/lite"
 
 // RawMessage is a raw JSON value, as encoding/json's RawMessage: encoding/json writes it as it is
 // (compacted and HTML-escaped, as it does any Marshaler's output) and decodes into it a copy of
@@ -19,7 +19,7 @@ func (m RawMessage) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON sets *m to a copy of data (json.RawMessage's rule).
 func (m *RawMessage) UnmarshalJSON(data []byte) error {
 	if m == nil {
-		return errors.New("reportreq.RawMessage: UnmarshalJSON on nil pointer")
+		return lite.NewError("reportreq.RawMessage: UnmarshalJSON on nil pointer")
 	}
 	*m = append((*m)[0:0], data...)
 	return nil

@@ -4,19 +4,15 @@
 // (0.mosh/early/hookpath, which answers `mosh herd report` before the heavy packages of the
 // binary initialise) both build their request here, so the two cannot drift.
 //
-// It is part of the early module (../README.md): it imports only standard packages that the
-// runtime initialises early (not encoding/json nor fmt: its JSON scanner is jsonscan.go) and
-// early/vocab.
+// It is part of the early module (../README.md): it imports nothing whose init runs after the
+// runtime's, only unicode/utf8 and the early module's lite and vocab (not encoding/json, fmt,
+// strconv nor strings: its JSON scanner is jsonscan.go), and has no init work of its own.
 package reportreq
 
 import (
-	"errors"
-	"path"
-	"strconv"
-	"strings"
-	"time"
 	"unicode/utf8"
 
+	"0.mosh/early/lite"
 	"0.mosh/early/vocab"
 )
 
@@ -30,8 +26,9 @@ const (
 	EnvNonce = "MOSH_HERD_NONCE"
 )
 
-// MaxTTL is the default and the cap of a report's lifetime.
-const MaxTTL = 15 * time.Minute
+// MaxTTL is the default and the cap of a report's lifetime, in nanoseconds (an untyped constant:
+// a time.Duration where the caller uses one; this package may not import time).
+const MaxTTL = 15 * 60 * 1_000_000_000
 
 // MaxPayload bounds the hook JSON a report carries (Claude's Stop payload holds the last
 // message, which the ledger truncates at 8000 characters anyway).
@@ -50,11 +47,12 @@ type Params struct {
 	Nonce string `json:"nonce,omitempty"`
 }
 
-// New builds the params of a report of name as state[:kind] for ttl with payload; getenv is the
+// New builds the params of a report of name as state[:kind] for ttl nanoseconds (a
+// time.Duration's count: the wire carries whole milliseconds) with payload; getenv is the
 // reporting process's environment. A hook reporting for the member it runs in (name ==
 // $MOSH_HERD_NAME) carries that launch's nonce.
-func New(name, state, kind string, ttl time.Duration, payload RawMessage, getenv func(string) string) Params {
-	p := Params{Name: name, State: state, Kind: kind, TTLMs: ttl.Milliseconds(), Payload: payload}
+func New(name, state, kind string, ttl int64, payload RawMessage, getenv func(string) string) Params {
+	p := Params{Name: name, State: state, Kind: kind, TTLMs: ttl / 1e6, Payload: payload}
 	if name == getenv(EnvName) {
 		p.Nonce = getenv(EnvNonce)
 	}
@@ -68,7 +66,7 @@ func New(name, state, kind string, ttl time.Duration, payload RawMessage, getenv
 func Line(id int64, p Params) ([]byte, error) {
 	b := make([]byte, 0, 160+len(p.Name)+len(p.Nonce)+len(p.Payload))
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = strconv.AppendInt(b, id, 10)
+	b = lite.AppendInt(b, id)
 	b = append(b, `,"method":"`+Method+`","params":{"name":`...)
 	b = appendString(b, p.Name)
 	b = append(b, `,"state":`...)
@@ -79,7 +77,7 @@ func Line(id int64, p Params) ([]byte, error) {
 	}
 	if p.TTLMs != 0 {
 		b = append(b, `,"ttlMs":`...)
-		b = strconv.AppendInt(b, p.TTLMs, 10)
+		b = lite.AppendInt(b, p.TTLMs)
 	}
 	if len(p.Payload) != 0 {
 		// encoding/json writes a RawMessage compacted, with <, >, &, U+2028 and U+2029 escaped.
@@ -151,8 +149,8 @@ func appendString(dst []byte, s string) []byte {
 
 // Errors of Payload; the command line turns them into usage errors that name the fix.
 var (
-	ErrPayloadTooLarge = errors.New("payload too large")
-	ErrPayloadNotJSON  = errors.New("payload not JSON")
+	ErrPayloadTooLarge error = &lite.Error{Text: "payload too large"}
+	ErrPayloadNotJSON  error = &lite.Error{Text: "payload not JSON"}
 )
 
 // Payload is the payload a report carries for the bytes a hook passed (read with a limit of
@@ -161,7 +159,7 @@ func Payload(b []byte) (RawMessage, error) {
 	if len(b) > MaxPayload {
 		return nil, ErrPayloadTooLarge
 	}
-	if len(strings.TrimSpace(string(b))) == 0 {
+	if len(lite.TrimSpace(string(b))) == 0 {
 		return nil, nil
 	}
 	if !Valid(b) {
@@ -169,9 +167,6 @@ func Payload(b []byte) (RawMessage, error) {
 	}
 	return RawMessage(b), nil
 }
-
-// BlockedKinds are the sub-kinds a blocked state may carry.
-var BlockedKinds = vocab.Kinds()
 
 // SplitState splits a reportable state argument ("working", "blocked:permission", …) into state
 // and kind with the herd's one parser (vocab.Parse); ok is false for anything it refuses.
@@ -202,6 +197,6 @@ const MaxSocketPath = 100
 // address; ok is false when it does not (herd.SocketPath then hashes home into a path under the
 // temporary directory).
 func ShortSocketPath(home string) (sock string, ok bool) {
-	p := path.Join(home, "herd", "mosh.sock")
+	p := lite.Join(home, "herd", "mosh.sock")
 	return p, len(p) <= MaxSocketPath
 }

@@ -1,9 +1,7 @@
 package reportreq
 
 import (
-	"strconv"
-	"strings"
-
+	"0.mosh/early/lite"
 	"0.mosh/early/vocab"
 )
 
@@ -21,7 +19,7 @@ const (
 func ListLine(id int64) []byte {
 	b := make([]byte, 0, 64)
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = strconv.AppendInt(b, id, 10)
+	b = lite.AppendInt(b, id)
 	return append(b, `,"method":"`+MethodList+`","params":{}}`+"\n"...)
 }
 
@@ -29,7 +27,7 @@ func ListLine(id int64) []byte {
 func TaskLine(id int64, task string) []byte {
 	b := make([]byte, 0, 80+len(task))
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = strconv.AppendInt(b, id, 10)
+	b = lite.AppendInt(b, id)
 	b = append(b, `,"method":"`+MethodTask+`","params":{"id":`...)
 	b = appendString(b, task)
 	return append(b, "}}\n"...)
@@ -47,7 +45,7 @@ type Wait struct {
 func WaitLine(id int64, w Wait) []byte {
 	b := make([]byte, 0, 128)
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = strconv.AppendInt(b, id, 10)
+	b = lite.AppendInt(b, id)
 	b = append(b, `,"method":"`+MethodWait+`","params":{"names":`...)
 	b = appendStrings(b, w.Names)
 	if len(w.States) > 0 {
@@ -62,7 +60,7 @@ func WaitLine(id int64, w Wait) []byte {
 	}
 	if w.TimeoutMs != 0 {
 		b = append(b, `,"timeoutMs":`...)
-		b = strconv.AppendInt(b, w.TimeoutMs, 10)
+		b = lite.AppendInt(b, w.TimeoutMs)
 	}
 	return append(b, "}}\n"...)
 }
@@ -87,8 +85,8 @@ func appendStrings(b []byte, ss []string) []byte {
 // The command line and the fast path both read --state here.
 func WaitStates(s string) ([]string, error) {
 	var out []string
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
+	for _, part := range lite.Split(s, ',') {
+		part = lite.TrimSpace(part)
 		if part == "" {
 			continue
 		}

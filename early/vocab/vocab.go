@@ -2,15 +2,11 @@
 // authorities and explain reason codes as they travel on every wire (the daemon's protocol,
 // the ledger, A2A, remote members), and the one parser of "state[:kind]". The rest of the tree
 // reads it through github.com/mosh-dev/mosh/herd/vocab; it lives in the early module because the
-// hook fast path parses states with it (../README.md), so it imports only errors, strconv and
-// strings (not fmt: see the README).
+// hook fast path parses states with it (../README.md), so it imports only the early module's
+// lite (not fmt, strconv or strings, whose inits run after the runtime's: see the README).
 package vocab
 
-import (
-	"errors"
-	"strconv"
-	"strings"
-)
+import "0.mosh/early/lite"
 
 // States. Gone is not a reading: it is the absence of a member (or its process).
 const (
@@ -88,20 +84,20 @@ func ValidKind(k string) bool {
 // and returned lower-case (the wire names). Only blocked takes a kind; gone is not a state one can
 // report or wait for. The error names the fix.
 func Parse(s string) (state, kind string, err error) {
-	name, k, hasKind := strings.Cut(strings.TrimSpace(s), ":")
-	state = strings.ToLower(strings.TrimSpace(name))
-	if !ValidState(state) {
-		return "", "", errors.New("unknown state " + strconv.Quote(s) + ": use working, blocked[:permission|question|menu], done, idle or unknown")
+	name, k, hasKind := lite.Cut(lite.TrimSpace(s), ':')
+	state, ascii := lite.ToLowerASCII(lite.TrimSpace(name))
+	if !ascii || !ValidState(state) {
+		return "", "", lite.NewError("unknown state " + lite.Quote(s) + ": use working, blocked[:permission|question|menu], done, idle or unknown")
 	}
 	if !hasKind {
 		return state, "", nil
 	}
-	kind = strings.ToLower(strings.TrimSpace(k))
+	kind, ascii = lite.ToLowerASCII(lite.TrimSpace(k))
 	if state != Blocked {
-		return "", "", errors.New("state " + strconv.Quote(s) + " takes no sub-kind: only blocked does (blocked:permission|question|menu)")
+		return "", "", lite.NewError("state " + lite.Quote(s) + " takes no sub-kind: only blocked does (blocked:permission|question|menu)")
 	}
-	if kind == "" || !ValidKind(kind) {
-		return "", "", errors.New("unknown blocked kind " + strconv.Quote(k) + ": use permission, question or menu")
+	if !ascii || kind == "" || !ValidKind(kind) {
+		return "", "", lite.NewError("unknown blocked kind " + lite.Quote(k) + ": use permission, question or menu")
 	}
 	return state, kind, nil
 }
