@@ -442,3 +442,21 @@ func TestHookPathReadsStdinAsAnyReader(t *testing.T) {
 	}
 	hookpath.Stdin = nil
 }
+
+// The early module's assembly (early/sys, linux/amd64 and linux/arm64) and its standard-library
+// fallback (every other platform) are compiled only where they are built; CI runs on linux/amd64.
+// go vet type-checks each platform's files and checks the assembly's frame offsets against the Go
+// declarations (asmdecl), so an arm64 or darwin break shows here, not on a user's machine.
+func TestEarlyModuleVetsOnEveryPlatform(t *testing.T) {
+	if testing.Short() {
+		t.Skip("go vet of the early module for five platforms")
+	}
+	for _, p := range [][2]string{{"linux", "arm64"}, {"linux", "386"}, {"darwin", "arm64"}, {"darwin", "amd64"}, {"windows", "amd64"}} {
+		cmd := exec.Command("go", "vet", "./...")
+		cmd.Dir = filepath.Join("..", "..", "early")
+		cmd.Env = append(os.Environ(), "GOOS="+p[0], "GOARCH="+p[1], "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("go vet ./... in early/ for %s/%s: %v\n%s", p[0], p[1], err, out)
+		}
+	}
+}
