@@ -2,10 +2,7 @@
 
 package hookpath
 
-import (
-	"0.mosh/early/lite"
-	"0.mosh/early/sys"
-)
+import "0.mosh/early/sys"
 
 // exchange sends line to the daemon listening on sock and returns the first line that is not a
 // notification (an answer); ok is false when there is none. Raw system calls (../sys) on a
@@ -23,26 +20,8 @@ func exchange(sock string, line []byte, deadline int64) ([]byte, bool) {
 	if sys.WriteAll(fd, line, end) != 0 {
 		return nil, false
 	}
-	buf := make([]byte, 0, 1024)
-	for {
-		if i := lite.IndexByte(buf, '\n'); i >= 0 {
-			ans := buf[:i]
-			if !lite.HasPrefix(ans, notificationPrefix) {
-				return ans, true
-			}
-			buf = append(buf[:0], buf[i+1:]...)
-			continue
-		}
-		if len(buf) >= maxAnswer {
-			return nil, false
-		}
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, e := sys.ReadDeadline(fd, buf[len(buf):cap(buf)], end)
-		if e != 0 || n == 0 {
-			return nil, false
-		}
-		buf = buf[:len(buf)+n]
-	}
+	return readAnswer(func(p []byte) (int, bool) {
+		n, e := sys.ReadDeadline(fd, p, end)
+		return n, e == 0 && n > 0
+	})
 }

@@ -2,10 +2,7 @@
 
 package hookpath
 
-import (
-	"bytes"
-	"syscall"
-)
+import "syscall"
 
 // exchange sends line to the daemon listening on sock and returns the first line that is not a
 // notification (an answer); ok is false when there is none. The syscall package's calls (the net
@@ -35,29 +32,12 @@ func exchange(sock string, line []byte, deadline int64) ([]byte, bool) {
 		}
 		line = line[n:]
 	}
-	buf := make([]byte, 0, 1024)
-	for {
-		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
-			ans := buf[:i]
-			if !bytes.HasPrefix(ans, []byte(notificationPrefix)) {
-				return ans, true
+	return readAnswer(func(p []byte) (int, bool) {
+		for {
+			n, err := syscall.Read(fd, p)
+			if err != syscall.EINTR {
+				return n, err == nil && n > 0
 			}
-			buf = append(buf[:0], buf[i+1:]...)
-			continue
 		}
-		if len(buf) >= maxAnswer {
-			return nil, false
-		}
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := syscall.Read(fd, buf[len(buf):cap(buf)])
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil || n <= 0 {
-			return nil, false
-		}
-		buf = buf[:len(buf)+n]
-	}
+	})
 }
