@@ -59,22 +59,7 @@ const (
 
 // Read reads from fd into p once, retrying on EINTR; 0 with no error is the end of the file. On
 // a nonblocking fd with nothing to read it returns EAGAIN.
-func Read(fd int, p []byte) (int, Errno) {
-	for {
-		var ptr unsafe.Pointer
-		if len(p) > 0 {
-			ptr = unsafe.Pointer(&p[0])
-		}
-		n, e := syscall6(sysRead, uintptr(fd), uintptr(ptr), uintptr(len(p)), 0, 0, 0)
-		if Errno(e) == EINTR {
-			continue
-		}
-		if e != 0 {
-			return 0, Errno(e)
-		}
-		return int(n), 0
-	}
-}
+func Read(fd int, p []byte) (int, Errno) { return transfer(sysRead, fd, p) }
 
 // ReadWait is Read that also waits for a nonblocking fd (a standard input inherited in
 // nonblocking mode): on EAGAIN it polls until fd is readable, with no deadline.
@@ -91,13 +76,16 @@ func ReadWait(fd int, p []byte) (int, Errno) {
 }
 
 // Write writes p to fd once, retrying on EINTR.
-func Write(fd int, p []byte) (int, Errno) {
+func Write(fd int, p []byte) (int, Errno) { return transfer(sysWrite, fd, p) }
+
+// transfer is one read(2) or write(2) (num) of p on fd, restarted when a signal interrupts it.
+func transfer(num uintptr, fd int, p []byte) (int, Errno) {
 	for {
 		var ptr unsafe.Pointer
 		if len(p) > 0 {
 			ptr = unsafe.Pointer(&p[0])
 		}
-		n, e := syscall6(sysWrite, uintptr(fd), uintptr(ptr), uintptr(len(p)), 0, 0, 0)
+		n, e := syscall6(num, uintptr(fd), uintptr(ptr), uintptr(len(p)), 0, 0, 0)
 		if Errno(e) == EINTR {
 			continue
 		}
