@@ -1,8 +1,10 @@
 // Package rawjson prints JSON the herd daemon encoded without decoding it: the indenter that
 // `--json` output shares between the ordinary command line (cmd/mosh writeRawJSON) and the early
 // fast path (0.mosh/early/hookpath), and the byte-level reading the fast path needs to put a
-// roster in the command line's order. It imports only the early module's lite, nothing whose init
-// runs after the runtime's, so the fast path's package init can use it first (../README.md).
+// roster in the command line's order. It also holds the JSON string quoting that the herd's
+// requests (reportreq) and the A2A server's answers (a2a) share (AppendString). It imports only
+// the early module's lite and unicode/utf8, nothing whose init runs after the runtime's, so the
+// fast path's package init can use it first (../README.md).
 package rawjson
 
 // AppendIndented appends src, compact JSON the daemon encoded, as writeJSON in cmd/mosh prints

@@ -2,6 +2,8 @@ package reportreq
 
 import "0.mosh/early/lite"
 
+const hexDigits = "0123456789abcdef"
+
 // RawMessage is a raw JSON value, as encoding/json's RawMessage: encoding/json writes it as it is
 // (compacted and HTML-escaped, as it does any Marshaler's output) and decodes into it a copy of
 // the value's bytes. Its own type keeps encoding/json (and the reflection it pulls in) out of

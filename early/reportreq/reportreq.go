@@ -5,14 +5,13 @@
 // binary initialise) both build their request here, so the two cannot drift.
 //
 // It is part of the early module (../README.md): it imports nothing whose init runs after the
-// runtime's, only unicode/utf8 and the early module's lite and vocab (not encoding/json, fmt,
-// strconv nor strings: its JSON scanner is jsonscan.go), and has no init work of its own.
+// runtime's, only the early module's lite, rawjson and vocab (not encoding/json, fmt, strconv
+// nor strings: its JSON scanner is jsonscan.go, its string quoting rawjson.AppendString), and has no init work of its own.
 package reportreq
 
 import (
-	"unicode/utf8"
-
 	"0.mosh/early/lite"
+	"0.mosh/early/rawjson"
 	"0.mosh/early/vocab"
 )
 
@@ -94,58 +93,9 @@ func Line(id int64, p Params) ([]byte, error) {
 	return append(b, "}}\n"...), nil
 }
 
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string as encoding/json writes it (HTML-safe: <, > and &
+// appendString appends s as a JSON string as json.Marshal writes it (HTML-safe: <, > and &
 // escaped; U+2028 and U+2029 escaped; invalid UTF-8 as U+FFFD).
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
+func appendString(dst []byte, s string) []byte { return rawjson.AppendString(dst, s, true) }
 
 // Errors of Payload; the command line turns them into usage errors that name the fix.
 var (
