@@ -17,7 +17,6 @@ import (
 	"0.mosh/early/reportreq"
 	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd/vocab"
-	"github.com/mosh-dev/mosh/ledger"
 )
 
 // Protocol method names (PROTOCOL.md documents params and results).
@@ -108,7 +107,7 @@ const (
 var DefaultWaitStates = []string{StateBlocked, StateDone}
 
 // ValidName reports whether s is a legal member name: ^[a-z][a-z0-9_-]{0,31}$.
-func ValidName(s string) bool { return ledger.ValidName(s) }
+func ValidName(s string) bool { return vocab.ValidName(s) }
 
 // CheckName returns a usage error naming the fix when s is not a legal member name.
 func CheckName(s string) error {
@@ -702,7 +701,7 @@ const (
 // CheckTaskID says whether id has the form of a task id (t-N, as the ledger mints them): nil, or
 // an exit-1 error that shows the form. Adapters check ids with it before asking the daemon.
 func CheckTaskID(id string) error {
-	_, err := ledger.ParseTaskID(id)
+	_, err := vocab.ParseTaskID(id)
 	return err
 }
 

@@ -22,12 +22,19 @@ const modulePath = "github.com/mosh-dev/mosh"
 // goList runs `go list` in the module root with args and returns its stdout lines.
 func goList(t *testing.T, args ...string) []string {
 	t.Helper()
+	return goListEnv(t, nil, args...)
+}
+
+// goListEnv is goList with env added to the test's environment (GOOS=darwin, …).
+func goListEnv(t *testing.T, env []string, args ...string) []string {
+	t.Helper()
 	gobin, err := exec.LookPath("go")
 	if err != nil {
 		gobin = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
 	}
 	cmd := exec.Command(gobin, append([]string{"list"}, args...)...)
 	cmd.Dir = ".." // herd/ is one below the module root
+	cmd.Env = append(os.Environ(), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -365,8 +365,8 @@ func (e *NotFoundError) Unwrap() []error {
 func FormatTaskID(n int64) string { return fmt.Sprintf("t-%d", n) }
 
 // ParseTaskID parses "t-N" (also "t-0N" as moshcode printed them) into N. Anything else is a usage
-// error naming the expected form.
-func ParseTaskID(id string) (int64, error) { return parseTaskID(id) }
+// error naming the expected form (vocab.ParseTaskID, the one parser).
+func ParseTaskID(id string) (int64, error) { return vocab.ParseTaskID(id) }
 
 // KnownMember reports whether the ledger knows the name: in the manifest or with any history. Reads
 // use it to tell a typo (not found) from a member with nothing in the window (empty).

@@ -4,25 +4,16 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/mosh-dev/mosh/exitcode"
+	"github.com/mosh-dev/mosh/herd/vocab"
 )
 
 func usageErr(format string, args ...any) error { return exitcode.New(exitcode.Usage, format, args...) }
 
-func parseTaskID(id string) (int64, error) {
-	rest, ok := strings.CutPrefix(id, "t-")
-	if ok {
-		if n, err := strconv.ParseInt(rest, 10, 64); err == nil && n > 0 && rest[0] != '+' {
-			return n, nil
-		}
-	}
-	return 0, usageErr("task id %q is not valid: task ids look like t-12 (mosh herd tasks lists them)", id)
-}
+func parseTaskID(id string) (int64, error) { return vocab.ParseTaskID(id) }
 
 // openTaskID returns the member's newest open task, or 0.
 func openTaskID(tx *sql.Tx, member string) (int64, error) {

@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/mosh-dev/mosh/herd/screen"
+	"github.com/mosh-dev/mosh/herd/screen/snapshot"
 )
 
 // Reading is what the screen alone says.
@@ -30,7 +30,7 @@ type Reading struct {
 	// InSync: the snapshot was taken inside a synchronized-output frame and
 	// may be torn.
 	InSync bool `json:"inSync,omitempty"`
-	// Seq is the snapshot's screen.Snapshot.Seq.
+	// Seq is the snapshot's snapshot.Snapshot.Seq.
 	Seq uint64 `json:"seq"`
 	// At is when the screen was read.
 	At time.Time `json:"at"`
@@ -70,12 +70,12 @@ func (t *Table) mergeRules(e *Engine) []*compiledRule {
 
 // Classify reads one snapshot with the engine's rules (an unknown engine gets
 // the shared rules only). No match gives Unknown.
-func (t *Table) Classify(engine string, snap screen.Snapshot) Reading {
+func (t *Table) Classify(engine string, snap snapshot.Snapshot) Reading {
 	e, _ := t.Lookup(engine)
 	return t.classify(e, snap, time.Now())
 }
 
-func (t *Table) classify(e *Engine, snap screen.Snapshot, now time.Time) Reading {
+func (t *Table) classify(e *Engine, snap snapshot.Snapshot, now time.Time) Reading {
 	rd := Reading{State: Unknown, Title: snap.Title, InSync: snap.InSync, Seq: snap.Seq, At: now}
 	var prompt *regexp.Regexp
 	if e != nil {
@@ -294,7 +294,7 @@ func inferKind(text string) Kind {
 
 // layout finds the regions of one snapshot once.
 type layout struct {
-	snap     screen.Snapshot
+	snap     snapshot.Snapshot
 	lines    []string
 	nonEmpty []int // indices of non-empty lines
 	// prompt box: [boxTop, boxEnd) are its lines, aboveEnd the first line
@@ -347,7 +347,7 @@ func (r *regionText) lineOf(off int) int {
 // on an old echoed prompt instead. The layout folds it to a plain space.
 const nbsp = "\u00a0"
 
-func newLayout(snap screen.Snapshot, prompt *regexp.Regexp, box PromptBox) *layout {
+func newLayout(snap snapshot.Snapshot, prompt *regexp.Regexp, box PromptBox) *layout {
 	l := &layout{snap: snap, lines: snap.Lines, boxTop: -1, lastRule: -1, nonEmpty: make([]int, 0, len(snap.Lines))}
 	copied := false
 	for i, s := range l.lines {

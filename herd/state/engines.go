@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mosh-dev/mosh/herd/screen"
+	"github.com/mosh-dev/mosh/herd/screen/snapshot"
 )
 
 //go:embed engines.json
@@ -571,7 +571,7 @@ func (t *Table) Resolve(name string) (*Engine, error) {
 // InputLeftover reports whether the engine's input line on snap holds text: anything after the
 // prompt on the lowest prompt line (e.g. a prompt an Escape interrupt put back into the box).
 // False when the engine has no prompt pattern or the screen shows no prompt line.
-func (e *Engine) InputLeftover(snap screen.Snapshot) bool {
+func (e *Engine) InputLeftover(snap snapshot.Snapshot) bool {
 	rest, ok := e.inputLine(snap)
 	return ok && rest != ""
 }
@@ -579,7 +579,7 @@ func (e *Engine) InputLeftover(snap screen.Snapshot) bool {
 // InputHolds reports whether the engine's input line on snap shows text (its first line; a line
 // the box wrapped may show only its beginning): a typed prompt still waiting in the box. False
 // when the engine has no prompt pattern, the screen shows no prompt line, or the line is empty.
-func (e *Engine) InputHolds(snap screen.Snapshot, text string) bool {
+func (e *Engine) InputHolds(snap snapshot.Snapshot, text string) bool {
 	first, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
 	first = strings.TrimSpace(first)
 	if first == "" {
@@ -591,7 +591,7 @@ func (e *Engine) InputHolds(snap screen.Snapshot, text string) bool {
 
 // inputLine is the text after the prompt on the lowest prompt line of snap, trimmed of the box's
 // borders; ok is false when the engine has no prompt pattern or the screen shows no prompt line.
-func (e *Engine) inputLine(snap screen.Snapshot) (rest string, ok bool) {
+func (e *Engine) inputLine(snap snapshot.Snapshot) (rest string, ok bool) {
 	if e == nil || e.prompt == nil {
 		return "", false
 	}

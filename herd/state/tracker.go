@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mosh-dev/mosh/herd/screen"
+	"github.com/mosh-dev/mosh/herd/screen/snapshot"
 	"github.com/mosh-dev/mosh/herd/vocab"
 )
 
@@ -220,7 +220,7 @@ func (tr *Tracker) snapshotLocked() Fused {
 // Observe classifies a snapshot (taken when the screen settled) and re-fuses.
 // A snapshot taken inside a synchronized-output frame may be torn: it is
 // ignored once the tracker has a clean reading.
-func (tr *Tracker) Observe(snap screen.Snapshot) Fused {
+func (tr *Tracker) Observe(snap snapshot.Snapshot) Fused {
 	now := tr.now()
 	rd := tr.table.classify(tr.engine, snap, now)
 	tr.mu.Lock()

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/mosh-dev/mosh/exitcode"
 )
 
 func TestParse(t *testing.T) {
@@ -54,6 +56,33 @@ func TestParseErrorsNameTheFix(t *testing.T) {
 		}
 		if err.Error() != want {
 			t.Errorf("Parse(%q):\n got %s\nwant %s", in, err, want)
+		}
+	}
+}
+
+func TestValidName(t *testing.T) {
+	for _, s := range []string{"a", "api", "web-2", "a_b", "a" + strings.Repeat("b", 31)} {
+		if !ValidName(s) {
+			t.Errorf("ValidName(%q) = false", s)
+		}
+	}
+	for _, s := range []string{"", "A", "2a", "-a", "a b", "a.b", "é", "a" + strings.Repeat("b", 32), "api\n"} {
+		if ValidName(s) {
+			t.Errorf("ValidName(%q) = true", s)
+		}
+	}
+}
+
+func TestParseTaskID(t *testing.T) {
+	for in, want := range map[string]int64{"t-1": 1, "t-12": 12, "t-012": 12, "t-9223372036854775807": 1<<63 - 1} {
+		if n, err := ParseTaskID(in); err != nil || n != want {
+			t.Errorf("ParseTaskID(%q) = %d, %v; want %d", in, n, err, want)
+		}
+	}
+	for _, in := range []string{"", "t-", "t-0", "t--1", "t-+1", "t-1x", "T-1", "12", "t-99999999999999999999"} {
+		_, err := ParseTaskID(in)
+		if exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), "t-12") {
+			t.Errorf("ParseTaskID(%q): %v, want a usage error showing the form", in, err)
 		}
 	}
 }
