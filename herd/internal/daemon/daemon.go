@@ -163,7 +163,7 @@ func serveForeground(ctx context.Context, home string, seams serveSeams) error {
 	}
 	d.logger.Printf("listening on %s (pid %d, %d remembered members)", d.sock, os.Getpid(), len(rows))
 	signalReady()
-	d.mem.schedule(d, releaseDelay, false, "after start-up") // what start-up touched (memrelease.go)
+	d.mem.schedule(d, releaseDelay, false, "after start-up") // what start-up touched (heaprelease.go)
 
 	d.acceptWG.Add(1)
 	go d.acceptLoop(ln)

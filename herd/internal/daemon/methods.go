@@ -581,7 +581,7 @@ func (d *daemon) forget(name string) {
 		}
 		d.bus.emitLocked(herd.Event{Type: herd.EventRemoved, Name: name, State: herd.StateGone, Authority: herd.AuthorityRuntime, AtMs: time.Now().UnixMilli()})
 	})
-	d.releaseMemorySoon() // once the batch of removals is over (memrelease.go)
+	d.releaseMemorySoon() // once the batch of removals is over (heaprelease.go)
 }
 
 func hKill(ctx context.Context, sc *serverConn, params json.RawMessage) (any, error) {
