@@ -370,19 +370,16 @@ func TestListIncludesBaseVocabulary(t *testing.T) {
 	}
 }
 
-// sh keeps at most maxCapture bytes per stream, keeps draining the child so it finishes, and
-// says it cut the output (issue 11: 100 MB came back whole, 3.7 GB RSS, because os/exec's copy
-// went through the embedded bytes.Buffer's ReadFrom around the cap).
+// sh keeps at most Config.ShCapture bytes per stream, keeps draining the child so it finishes,
+// and says it cut the output (issue 11: 100 MB came back whole, 3.7 GB RSS, because os/exec's
+// copy went through the embedded bytes.Buffer's ReadFrom around the cap).
 func TestShCapsCaptureAndDrains(t *testing.T) {
-	old := maxCapture
-	maxCapture = 64 << 10
-	t.Cleanup(func() { maxCapture = old })
 	r := run(t, `
 const r = await sh("head -c 1000000 /dev/zero; head -c 300000 /dev/zero >&2; echo tail >&2")
 console.log(r.ok, r.code, r.stdout.length, r.stderr.length, r.truncated, r.stdoutBytes, r.stderrBytes)
 const small = await sh("printf hi")
 console.log(JSON.stringify(small))
-`, Config{})
+`, Config{ShCapture: 64 << 10})
 	expectOut(t, r, "true 0 65536 65536 true 1000000 300005\n"+`{"ok":true,"code":0,"stdout":"hi","stderr":""}`+"\n")
 }
 

@@ -32,6 +32,8 @@ type Config struct {
 	StdoutTTY bool
 	// StderrTTY: stderr is a terminal (isTerminal("stderr"): a script may redraw a progress line).
 	StderrTTY bool
+	// ShCapture bounds each stream sh captures, in bytes; 0 means DefaultShCapture.
+	ShCapture int
 }
 
 // Install defines every registered verb and the values argv, env, flags and alive on the VU's

@@ -80,9 +80,9 @@ func (r shResult) jsValue(vm *goja.Runtime) goja.Value {
 // shTimeoutCode is the exit code reported for a command killed by its timeout (GNU timeout's).
 const shTimeoutCode = 124
 
-// maxCapture bounds each captured stream so a runaway command cannot exhaust memory (a
-// variable only so tests can lower it).
-var maxCapture = 64 << 20
+// DefaultShCapture bounds each stream sh captures (Config.ShCapture when it is zero), so a
+// runaway command cannot exhaust memory.
+const DefaultShCapture = 64 << 20
 
 type shSpec struct {
 	argv    []string // direct argv; nil when script is set
@@ -91,10 +91,11 @@ type shSpec struct {
 	env     []string
 	timeout time.Duration
 	input   *string
+	capture int // bytes kept of each stream; 0 means DefaultShCapture
 }
 
 func bindSh(c *Call) (Action, error) {
-	var spec shSpec
+	spec := shSpec{capture: c.in.cfg.ShCapture}
 	cmd := c.Arg(0)
 	switch {
 	case !c.Given(0):
@@ -244,7 +245,11 @@ func runSh(ctx context.Context, spec shSpec) (any, error) {
 	if spec.input != nil {
 		cmd.Stdin = strings.NewReader(*spec.input)
 	}
-	var stdout, stderr capped
+	limit := spec.capture
+	if limit <= 0 {
+		limit = DefaultShCapture
+	}
+	stdout, stderr := capped{limit: limit}, capped{limit: limit}
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 
 	if err := cmd.Start(); err != nil {
@@ -310,11 +315,12 @@ func signalName(s syscall.Signal) string {
 	return fmt.Sprintf("signal %d", int(s))
 }
 
-// capped keeps the first maxCapture bytes of a stream and drops the rest while still
+// capped keeps the first limit bytes of a stream and drops the rest while still
 // consuming it, so the command never blocks on a full pipe and a runaway command cannot exhaust
 // memory. It deliberately is not a bytes.Buffer (nor embeds one): os/exec copies a child's
 // output with io.Copy, which would use an embedded Buffer's ReadFrom and bypass the cap.
 type capped struct {
+	limit     int
 	buf       bytes.Buffer
 	total     int64 // every byte the command wrote, kept or not
 	truncated bool
@@ -322,7 +328,7 @@ type capped struct {
 
 func (c *capped) Write(p []byte) (int, error) {
 	c.total += int64(len(p))
-	room := maxCapture - c.buf.Len()
+	room := c.limit - c.buf.Len()
 	if room <= 0 {
 		c.truncated = c.truncated || len(p) > 0
 		return len(p), nil

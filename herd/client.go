@@ -40,6 +40,9 @@ type Options struct {
 	DaemonArgv []string
 	// StartTimeout bounds how long Connect waits for a daemon it started (default 15s).
 	StartTimeout time.Duration
+	// WaitServing bounds how long Connect waits for a daemon whose lock says serving but which
+	// does not answer, before it reports an orphaned daemon (default 3s).
+	WaitServing time.Duration
 }
 
 // ConnectOptions is the former name of Options.
@@ -130,7 +133,7 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 	if err != nil {
 		// A daemon process may still hold the lock: stopping, starting, or re-creating a removed
 		// socket. Wait for it (bounded) instead of failing or starting a second one.
-		conn, err = awaitDaemon(ctx, home, sock)
+		conn, err = awaitDaemon(ctx, opts, sock)
 		if err != nil {
 			return nil, err
 		}

@@ -41,15 +41,16 @@ const (
 )
 
 // How long a client waits for a daemon that holds the lock but does not answer, by its phase.
-// Bounds, not expectations: each wait ends on the event it waits for.
-var (
+// Bounds, not expectations: each wait ends on the event it waits for. Options.WaitServing
+// replaces waitServing for one client (a test of an orphaned daemon, which never answers).
+const (
 	waitStarting = 15 * time.Second // opening the database (a big WAL to recover) comes before listening
 	WaitStopping = 30 * time.Second // members get killGrace each (in parallel), then the ledger flushes
-	WaitServing  = 3 * time.Second  // a serving daemon re-creates a removed socket within milliseconds
+	waitServing  = 3 * time.Second  // a serving daemon re-creates a removed socket within milliseconds
 )
 
 // stopWait bounds Client.DaemonStop's wait for the process to end.
-var stopWait = 30 * time.Second
+const stopWait = 30 * time.Second
 
 func lockPath(home string) string { return filepath.Join(HerdDir(home), "daemon.lock") }
 
@@ -122,12 +123,17 @@ func NewOrphanedDaemonError(pid int, sock, lock, phase string) error {
 // returns (nil, nil): start one, or report none. When one does, it waits for that daemon's socket
 // to answer (it was starting, or re-created a removed socket) or for the process to end (it was
 // stopping), bounded by the daemon's phase; past the bound it returns *OrphanedDaemonError.
-func awaitDaemon(ctx context.Context, home, sock string) (net.Conn, error) {
+// opts is resolved (its Home is set).
+func awaitDaemon(ctx context.Context, opts Options, sock string) (net.Conn, error) {
+	home := opts.Home
 	li, held := LockHolder(home)
 	if !held {
 		return nil, nil
 	}
-	bound := WaitServing
+	bound := waitServing
+	if opts.WaitServing > 0 {
+		bound = opts.WaitServing
+	}
 	switch li.Phase {
 	case PhaseStarting, "":
 		bound = waitStarting

@@ -50,7 +50,7 @@ func startDaemon(ctx context.Context, home string, opts ConnectOptions) (net.Con
 	}
 	// A daemon that is still stopping (or one started by hand meanwhile) holds the lifetime lock:
 	// wait for it rather than spawn one that cannot take the lock.
-	if conn, err := awaitDaemon(ctx, home, sock); conn != nil || err != nil {
+	if conn, err := awaitDaemon(ctx, opts, sock); conn != nil || err != nil {
 		return conn, err
 	}
 

@@ -31,6 +31,11 @@ type Options struct {
 	// Install installs globals (builtins.Install); it runs on the loop goroutine after the
 	// runtime's own globals (console, timers, exit) and before the script.
 	Install func(vu VU) error
+	// DrainGrace is how long a run that ended early (exit, error, Ctrl-C, timeout) waits for Go
+	// work that still holds a reservation; 0 means DefaultDrainGrace. Builtins see the run's
+	// context cancelled first, so they normally return at once; the bound keeps a misbehaving
+	// builtin from hanging the process.
+	DrainGrace time.Duration
 }
 
 // Run compiles and runs s to completion: until the script's top-level code has finished, its

@@ -20,10 +20,16 @@ import (
 // eat memory until the process dies instead of throwing a RangeError.
 const MaxCallStackSize = 10000
 
-// DrainGrace is how long a run that ended early (exit, error, Ctrl-C, timeout) waits for Go
-// work that still holds a reservation. Builtins see the run's context cancelled first, so they
-// normally return at once; the bound keeps a misbehaving builtin from hanging the process.
-var DrainGrace = 2 * time.Second
+// DefaultDrainGrace is Options.DrainGrace when it is left zero.
+const DefaultDrainGrace = 2 * time.Second
+
+// drainGrace is o.DrainGrace, or DefaultDrainGrace when it is zero.
+func (o Options) drainGrace() time.Duration {
+	if o.DrainGrace > 0 {
+		return o.DrainGrace
+	}
+	return DefaultDrainGrace
+}
 
 // vu is the VU of one run or REPL session.
 type vu struct {
@@ -220,7 +226,7 @@ func run(parent context.Context, s Script, o Options) error {
 	}
 	if err != nil {
 		cancel(err)
-		v.loop.drain(DrainGrace)
+		v.loop.drain(o.drainGrace())
 	}
 	return asExitError(err)
 }

@@ -501,6 +501,25 @@ func TestRegisterCallbackOnce(t *testing.T) {
 	}
 }
 
+// A run that ended early waits for Go work that still holds a reservation at most
+// Options.DrainGrace: a builtin that ignores the cancellation does not hang the process. The
+// reservation here is never settled while Run runs (the test releases it after).
+func TestDrainGraceBoundsAStuckBuiltin(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	defer close(release)
+	r := runSource(t, "stuck.mosh", "stuck(); throw new Error('boom')", nil, Options{DrainGrace: time.Millisecond, Install: func(vu VU) error {
+		return vu.Runtime().Set("stuck", func() {
+			done := vu.RegisterCallback()
+			go func() {
+				<-release // deaf to vu.Context()
+				done(func() error { return nil })
+			}()
+		})
+	}})
+	checkResult(t, r, exitcode.Script, []string{"boom"})
+}
+
 func TestCallbackErrorFailsScript(t *testing.T) {
 	t.Parallel()
 	r := runSource(t, "cb.mosh", "fail()", nil, Options{Install: func(vu VU) error {

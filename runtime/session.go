@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/dop251/goja"
 
@@ -23,6 +24,8 @@ type Session struct {
 	closed chan struct{} // closed when pending Go work has also been drained
 	err    error         // why the loop ended; read after done is closed
 	close  sync.Once
+
+	drainGrace time.Duration // Options.DrainGrace, defaulted
 }
 
 // ErrSessionEnded is returned by Do once the session's loop has stopped.
@@ -37,7 +40,7 @@ func NewSession(ctx context.Context, name string, o Options) (*Session, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	v := newVU(ctx, name, o)
 	v.loop.keepAlive = true
-	s := &Session{v: v, cancel: cancel, done: make(chan struct{}), closed: make(chan struct{})}
+	s := &Session{v: v, cancel: cancel, done: make(chan struct{}), closed: make(chan struct{}), drainGrace: o.drainGrace()}
 	go s.loop(ctx)
 	if o.Install != nil {
 		if err := s.Do(func(*goja.Runtime) error { return o.Install(v) }); err != nil {
@@ -73,7 +76,7 @@ func (s *Session) loop(ctx context.Context) {
 	s.err = asExitError(err)
 	close(s.done)
 	s.cancel(errDraining)
-	s.v.loop.drain(DrainGrace)
+	s.v.loop.drain(s.drainGrace)
 }
 
 func (s *Session) report(err error) {

@@ -239,9 +239,8 @@ func TestOrphanedDaemonIsNamed(t *testing.T) {
 	if err := os.MkdirAll(herd.HerdDir(home), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	old := herd.WaitServing
-	herd.WaitServing = 200 * time.Millisecond // the orphan never answers: do not wait the full bound
-	defer func() { herd.WaitServing = old }()
+	// The orphan never answers: do not wait the full bound.
+	opts := herd.Options{Home: home, WaitServing: 200 * time.Millisecond}
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -271,7 +270,7 @@ func TestOrphanedDaemonIsNamed(t *testing.T) {
 	defer cancel()
 
 	for _, noStart := range []bool{true, false} {
-		_, err = herd.Connect(ctx, herd.ConnectOptions{Home: home, NoStart: noStart})
+		_, err = herd.Connect(ctx, herd.Options{Home: home, NoStart: noStart, WaitServing: opts.WaitServing})
 		var od *herd.OrphanedDaemonError
 		if !errors.As(err, &od) || od.Pid != pid || exitcode.Of(err) != exitcode.Infra {
 			t.Fatalf("connect (noStart %v) to an orphaned daemon: %v", noStart, err)
@@ -280,22 +279,22 @@ func TestOrphanedDaemonIsNamed(t *testing.T) {
 			t.Fatalf("the error does not name the pid, the socket and the fix: %v", err)
 		}
 	}
-	if _, err := herd.Probe(ctx, herd.ConnectOptions{Home: home}); !errors.As(err, new(*herd.OrphanedDaemonError)) {
+	if _, err := herd.Probe(ctx, opts); !errors.As(err, new(*herd.OrphanedDaemonError)) {
 		t.Fatalf("daemon status on an orphaned daemon: %v", err)
 	}
-	dr, err := herd.Doctor(ctx, herd.ConnectOptions{Home: home})
+	dr, err := herd.Doctor(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if dr.OK || dr.Checks[0].Name != "daemon" || !strings.Contains(dr.Checks[0].Detail, fmt.Sprint(pid)) || !strings.Contains(dr.Checks[0].Fix, "kill") {
 		t.Fatalf("doctor on an orphaned daemon: %+v", dr.Checks[0])
 	}
-	_, err = herd.StopDaemon(ctx, herd.ConnectOptions{Home: home}, false)
+	_, err = herd.StopDaemon(ctx, opts, false)
 	wantCode(t, err, exitcode.Usage)
 	if !strings.Contains(err.Error(), "--yes") {
 		t.Fatalf("stop without --yes: %v", err)
 	}
-	r, err := herd.StopDaemon(ctx, herd.ConnectOptions{Home: home}, true)
+	r, err := herd.StopDaemon(ctx, opts, true)
 	if err != nil || !r.Stopped || !r.Signaled || r.Pid != pid {
 		t.Fatalf("stop --yes: %+v %v", r, err)
 	}
@@ -305,7 +304,7 @@ func TestOrphanedDaemonIsNamed(t *testing.T) {
 		t.Fatal("stop --yes returned but the orphan still runs")
 	}
 	// Nothing holds the lock now: the next verb starts a daemon.
-	c, err := herd.Connect(ctx, herd.ConnectOptions{Home: home})
+	c, err := herd.Connect(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
