@@ -188,7 +188,12 @@ func (c *Client) Discover(ctx context.Context) (*goa2a.AgentCard, error) {
 		}
 		var card goa2a.AgentCard
 		if err := json.Unmarshal(body, &card); err != nil {
-			return nil, &ResponseError{URL: u, StatusCode: status, Reason: "the agent card is not a JSON object: " + err.Error(), Snippet: snippet(body)}
+			reason := "the agent card is not a JSON object: "
+			var syntax *json.SyntaxError
+			if !errors.As(err, &syntax) {
+				reason = "the agent card does not decode as an A2A card: " // e.g. a security scheme type a2a-go does not know
+			}
+			return nil, &ResponseError{URL: u, StatusCode: status, Reason: reason + err.Error(), Snippet: snippet(body)}
 		}
 		endpoint, err := c.pickEndpoint(&card)
 		if err != nil {

@@ -60,6 +60,9 @@ func TestRequestValidation(t *testing.T) {
 		{"agent role", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"agent","messageId":"m","parts":[{"kind":"text","text":"x"}]}}}`, a2a.CodeInvalidParams},
 		{"wrong kind", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"task","role":"user","messageId":"m","parts":[{"kind":"text","text":"x"}]}}}`, a2a.CodeInvalidParams},
 		{"unknown part kind", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[{"kind":"video"}]}}}`, a2a.CodeInvalidParams},
+		// a2a-go's ContentParts would refuse these two whole; the gaps messageIn names.
+		{"part without kind", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[{"metadata":{}}]}}}`, a2a.CodeInvalidParams},
+		{"file part without bytes or uri", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[{"kind":"file","file":{}}]}}}`, a2a.CodeContentTypeNotSupported},
 		{"data part", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[{"kind":"data","data":{"a":1}}]}}}`, a2a.CodeContentTypeNotSupported},
 		{"output modes without text", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[{"kind":"text","text":"x"}]},"configuration":{"acceptedOutputModes":["image/png"]}}}`, a2a.CodeContentTypeNotSupported},
 		{"push config", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[{"kind":"text","text":"x"}]},"configuration":{"pushNotificationConfig":{"url":"http://x"}}}}`, a2a.CodePushNotificationNotSupported},
