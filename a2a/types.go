@@ -18,6 +18,8 @@ import (
 //   - sendParams, sendConfig, queryParams: the snake_case aliases, and a push config held raw.
 //   - RPCError, Response: a2a-go exports no JSON-RPC envelope or error object (its own live
 //     unexported in a2aclient and internal/jsonrpc).
+//   - taskResult (render.go): the history key written even when empty.
+//   - agentCard (cards.go): the optional capabilities written as false, not left out.
 
 // ProtocolVersion is the A2A protocol version this package speaks.
 const ProtocolVersion = "0.3.0"
