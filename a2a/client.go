@@ -32,8 +32,9 @@ const maxResponseBytes = 16 << 20
 //   - its JSON-RPC transport turns every non-200 into an untyped "unexpected HTTP status", and
 //     a herd must tell a refused token (401/403: AuthError, so the member can name
 //     MOSH_REMOTE_<NAME>_TOKEN) from a broken agent (ResponseError, with the body's start);
-//   - it maps a JSON-RPC error to a bare sentinel, dropping the code and the server's detail
-//     (data.error) that RPCError keeps for the user;
+//   - it maps a JSON-RPC error to a sentinel and drops its code and message: a server-defined
+//     code (-32000…-32099) reads as -32603, which herd/remote retries as a transient refusal;
+//     RPCError keeps the code, the message and the detail for the user;
 //   - its card resolver tries only agent-card.json (not the pre-0.3 agent.json), and
 //     NewFromCard refuses a card without preferredTransport (the DigitalOcean ADK's card) and
 //     keeps a loopback card url that the ADK advertises wherever it runs (pickEndpoint).
