@@ -5,6 +5,8 @@ import (
 	"errors"
 	"time"
 
+	goa2a "github.com/a2aproject/a2a-go/a2a"
+
 	"github.com/mosh-dev/mosh/herd/vocab"
 )
 
@@ -148,36 +150,36 @@ type Transition struct {
 //	        gone → failed
 //	closed: settled+blocked → input-required; settled → completed; canceled → canceled;
 //	        gone, failed → failed
-func StateOf(t TaskRecord) TaskState {
+func StateOf(t TaskRecord) goa2a.TaskState {
 	switch t.Outcome {
 	case OutcomeCanceled:
-		return StateCanceled
+		return goa2a.TaskStateCanceled
 	case OutcomeGone, OutcomeFailed:
-		return StateFailed
+		return goa2a.TaskStateFailed
 	case OutcomeSettled:
 		if t.State == HerdBlocked {
-			return StateInputRequired
+			return goa2a.TaskStateInputRequired
 		}
-		return StateCompleted
+		return goa2a.TaskStateCompleted
 	}
 	switch t.State {
 	case HerdSubmitted:
-		return StateSubmitted
+		return goa2a.TaskStateSubmitted
 	case HerdWorking:
-		return StateWorking
+		return goa2a.TaskStateWorking
 	case HerdBlocked:
-		return StateInputRequired
+		return goa2a.TaskStateInputRequired
 	case HerdDone:
-		return StateCompleted
+		return goa2a.TaskStateCompleted
 	case HerdIdle:
 		if busySinceSubmit(t) {
-			return StateCompleted
+			return goa2a.TaskStateCompleted
 		}
-		return StateWorking
+		return goa2a.TaskStateWorking
 	case HerdGone:
-		return StateFailed
+		return goa2a.TaskStateFailed
 	}
-	return StateUnknown
+	return goa2a.TaskStateUnknown
 }
 
 // busySinceSubmit reports whether the member was seen working or blocked after the latest

@@ -4,48 +4,56 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+
+	goa2a "github.com/a2aproject/a2a-go/a2a"
 )
 
-var (
-	textModes = []string{"text/plain"}
-	off       = false
-)
+var textModes = []string{"text/plain"}
 
-// capabilitiesOff declares every optional capability off, visibly: mosh serves message/send,
-// tasks/get and tasks/cancel only. Transitions ride in task metadata, not in a wire history.
-func capabilitiesOff() AgentCapabilities {
-	return AgentCapabilities{Streaming: &off, PushNotifications: &off, StateTransitionHistory: &off}
+// agentCard is the card a route answers: a2a-go's AgentCard with every optional capability and
+// the extended-card flag written as false. mosh serves message/send, tasks/get and tasks/cancel
+// only (transitions ride in task metadata, not in a wire history) and declares the rest off
+// visibly, as facts/a2a.md §5.7 recommends and conformance/a2a's JS client checks. a2a-go
+// cannot write them: its AgentCapabilities flags and SupportsAuthenticatedExtendedCard are
+// omitempty booleans, so false vanishes. The outer fields shadow the embedded ones
+// (encoding/json takes the shallower field).
+type agentCard struct {
+	cardFields
+	Capabilities                      capabilitiesOff `json:"capabilities"`
+	SupportsAuthenticatedExtendedCard bool            `json:"supportsAuthenticatedExtendedCard"`
 }
 
-// securityFragment is the bearer scheme every card declares (the cards themselves sit behind it).
-func securityFragment() (map[string]SecurityScheme, []map[string][]string) {
-	return map[string]SecurityScheme{
-			"bearer": {Type: "http", Scheme: "bearer",
-				Description: "the herd token (mosh herd token --show prints it) or a short-lived credential from POST /auth"},
-		},
-		[]map[string][]string{{"bearer": {}}}
+type cardFields goa2a.AgentCard
+
+// capabilitiesOff is AgentCapabilities with its flags always written; all of them stay false.
+type capabilitiesOff struct {
+	Streaming              bool `json:"streaming"`
+	PushNotifications      bool `json:"pushNotifications"`
+	StateTransitionHistory bool `json:"stateTransitionHistory"`
 }
 
-func (h *Handler) baseCard(name, description, url string, skills []AgentSkill) AgentCard {
-	schemes, security := securityFragment()
+func publicCard(c goa2a.AgentCard) agentCard { return agentCard{cardFields: cardFields(c)} }
+
+// baseCard is a card declaring the bearer scheme it sits behind, with every optional
+// capability off (the zero value; agentCard writes it out).
+func (h *Handler) baseCard(name, description, url string, skills []goa2a.AgentSkill) goa2a.AgentCard {
 	if skills == nil {
-		skills = []AgentSkill{}
+		skills = []goa2a.AgentSkill{}
 	}
-	return AgentCard{
-		ProtocolVersion:                   ProtocolVersion,
-		Name:                              name,
-		Description:                       description,
-		URL:                               url,
-		PreferredTransport:                TransportJSONRPC,
-		AdditionalInterfaces:              []AgentInterface{{URL: url, Transport: TransportJSONRPC}},
-		Version:                           h.cfg.Version,
-		Capabilities:                      capabilitiesOff(),
-		DefaultInputModes:                 textModes,
-		DefaultOutputModes:                textModes,
-		Skills:                            skills,
-		SecuritySchemes:                   schemes,
-		Security:                          security,
-		SupportsAuthenticatedExtendedCard: &off,
+	return goa2a.AgentCard{
+		ProtocolVersion:      ProtocolVersion,
+		Name:                 name,
+		Description:          description,
+		URL:                  url,
+		PreferredTransport:   goa2a.TransportProtocolJSONRPC,
+		AdditionalInterfaces: []goa2a.AgentInterface{{URL: url, Transport: goa2a.TransportProtocolJSONRPC}},
+		Version:              h.cfg.Version,
+		DefaultInputModes:    textModes,
+		DefaultOutputModes:   textModes,
+		Skills:               skills,
+		SecuritySchemes: goa2a.NamedSecuritySchemes{"bearer": goa2a.HTTPAuthSecurityScheme{Scheme: "bearer",
+			Description: "the herd token (mosh herd token --show prints it) or a short-lived credential from POST /auth"}},
+		Security: []goa2a.SecurityRequirements{{"bearer": goa2a.SecuritySchemeScopes{}}},
 	}
 }
 
@@ -61,12 +69,12 @@ func (h *Handler) serveHerdCard(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	base := h.baseURL(r)
-	var skills []AgentSkill
+	var skills []goa2a.AgentSkill
 	for _, m := range members {
 		if !h.exposed(m) {
 			continue
 		}
-		skills = append(skills, AgentSkill{
+		skills = append(skills, goa2a.AgentSkill{
 			ID:   m.Name,
 			Name: m.Name,
 			Description: fmt.Sprintf("%s — currently %s. Address it at %s, or here with metadata {\"member\":%q} or contextId %q.",
@@ -81,12 +89,12 @@ func (h *Handler) serveHerdCard(w http.ResponseWriter, r *http.Request) {
 		"A herd of coding-agent sessions run by mosh. Each skill is one member; message/send here needs a member "+
 			"(metadata.member or a contextId member:<name>), or use the member's own endpoint.",
 		HerdURL(base), skills)
-	h.writeJSON(w, http.StatusOK, card)
+	h.writeJSON(w, http.StatusOK, publicCard(card))
 }
 
-func (h *Handler) memberCard(base string, m Member) AgentCard {
+func (h *Handler) memberCard(base string, m Member) goa2a.AgentCard {
 	return h.baseCard(m.Name, describeMember(m)+". Messages are typed into its terminal as a prompt.",
-		MemberURL(base, m.Name), []AgentSkill{{
+		MemberURL(base, m.Name), []goa2a.AgentSkill{{
 			ID:          "prompt",
 			Name:        "prompt",
 			Description: "Type a prompt into " + m.Name + " and follow the turn as a task; answer it when it asks (input-required).",

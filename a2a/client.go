@@ -3,7 +3,6 @@ package a2a
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	goa2a "github.com/a2aproject/a2a-go/a2a"
 )
 
 // DefaultCallTimeout bounds each client call unless WithTimeout says otherwise.
@@ -25,7 +26,18 @@ const DefaultCallTimeout = 30 * time.Second
 const maxResponseBytes = 16 << 20
 
 // Client drives a remote A2A agent over JSON-RPC: discovery, message/send (non-blocking by
-// default), tasks/get and tasks/cancel. It is safe for concurrent use.
+// default), tasks/get and tasks/cancel, with a2a-go's wire types. It is safe for concurrent use.
+//
+// It is not a2a-go's a2aclient, which does not fit a herd's remote member (v0.3.3):
+//   - its JSON-RPC transport turns every non-200 into an untyped "unexpected HTTP status", and
+//     a herd must tell a refused token (401/403: AuthError, so the member can name
+//     MOSH_REMOTE_<NAME>_TOKEN) from a broken agent (ResponseError, with the body's start);
+//   - it maps a JSON-RPC error to a sentinel and drops its code and message: a server-defined
+//     code (-32000…-32099) reads as -32603, which herd/remote retries as a transient refusal;
+//     RPCError keeps the code, the message and the detail for the user;
+//   - its card resolver tries only agent-card.json (not the pre-0.3 agent.json), and
+//     NewFromCard refuses a card without preferredTransport (the DigitalOcean ADK's card) and
+//     keeps a loopback card url that the ADK advertises wherever it runs (pickEndpoint).
 type Client struct {
 	base    string
 	http    *http.Client
@@ -34,7 +46,7 @@ type Client struct {
 	nextID  atomic.Int64
 
 	mu       sync.Mutex
-	card     *AgentCard
+	card     *goa2a.AgentCard
 	cardJSON json.RawMessage
 	endpoint string
 }
@@ -155,7 +167,7 @@ func (c *Client) do(ctx context.Context, method, u string, body []byte) (int, ht
 // pre-0.3 /.well-known/agent.json. It picks the JSON-RPC endpoint: an empty preferredTransport
 // means JSON-RPC (the spec default; the ADK card omits it), and a loopback card url seen from a
 // non-loopback base (an ADK default of http://localhost:8000) falls back to the base.
-func (c *Client) Discover(ctx context.Context) (*AgentCard, error) {
+func (c *Client) Discover(ctx context.Context) (*goa2a.AgentCard, error) {
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
 	var lastErr error
@@ -175,9 +187,14 @@ func (c *Client) Discover(ctx context.Context) (*AgentCard, error) {
 		if status != http.StatusOK {
 			return nil, &ResponseError{URL: u, StatusCode: status, Reason: "the agent card request failed", Snippet: snippet(body)}
 		}
-		var card AgentCard
+		var card goa2a.AgentCard
 		if err := json.Unmarshal(body, &card); err != nil {
-			return nil, &ResponseError{URL: u, StatusCode: status, Reason: "the agent card is not a JSON object: " + err.Error(), Snippet: snippet(body)}
+			reason := "the agent card is not a JSON object: "
+			var syntax *json.SyntaxError
+			if !errors.As(err, &syntax) {
+				reason = "the agent card does not decode as an A2A card: " // e.g. a security scheme type a2a-go does not know
+			}
+			return nil, &ResponseError{URL: u, StatusCode: status, Reason: reason + err.Error(), Snippet: snippet(body)}
 		}
 		endpoint, err := c.pickEndpoint(&card)
 		if err != nil {
@@ -191,16 +208,17 @@ func (c *Client) Discover(ctx context.Context) (*AgentCard, error) {
 	return nil, lastErr
 }
 
-func (c *Client) pickEndpoint(card *AgentCard) (string, error) {
+func (c *Client) pickEndpoint(card *goa2a.AgentCard) (string, error) {
+	jsonrpc := string(goa2a.TransportProtocolJSONRPC)
 	target := card.URL
-	preferred := card.PreferredTransport
+	preferred := string(card.PreferredTransport)
 	if preferred == "" {
-		preferred = TransportJSONRPC
+		preferred = jsonrpc
 	}
-	if !strings.EqualFold(preferred, TransportJSONRPC) {
+	if !strings.EqualFold(preferred, jsonrpc) {
 		target = ""
 		for _, in := range card.AdditionalInterfaces {
-			if strings.EqualFold(in.Transport, TransportJSONRPC) {
+			if strings.EqualFold(string(in.Transport), jsonrpc) {
 				target = in.URL
 				break
 			}
@@ -241,7 +259,7 @@ func isLoopbackHost(h string) bool {
 }
 
 // Card returns the card found by Discover, or nil.
-func (c *Client) Card() *AgentCard {
+func (c *Client) Card() *goa2a.AgentCard {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.card
@@ -325,16 +343,16 @@ type SendRequest struct {
 // SendResult is what message/send returned: a Task, or (from agents that answer at once) a
 // Message.
 type SendResult struct {
-	Task    *Task
-	Message *Message
+	Task    *goa2a.Task
+	Message *goa2a.Message
 }
 
 // SendMessage sends text as a user message, non-blocking unless req.Blocking.
 func (c *Client) SendMessage(ctx context.Context, req SendRequest) (*SendResult, error) {
-	msg := Message{Kind: KindMessage, MessageID: newMessageID(), Role: RoleUser, Parts: []Part{TextPart(req.Text)},
-		TaskID: req.TaskID, ContextID: req.ContextID}
+	msg := goa2a.NewMessage(goa2a.MessageRoleUser, goa2a.TextPart{Text: req.Text})
+	msg.TaskID, msg.ContextID = goa2a.TaskID(req.TaskID), req.ContextID
 	blocking := req.Blocking
-	params := MessageSendParams{Message: &msg, Configuration: &MessageSendConfig{
+	params := goa2a.MessageSendParams{Message: msg, Config: &goa2a.MessageSendConfig{
 		AcceptedOutputModes: []string{"text/plain"}, Blocking: &blocking}, Metadata: req.Metadata}
 	var raw json.RawMessage
 	if err := c.Call(ctx, "message/send", params, &raw); err != nil {
@@ -353,7 +371,7 @@ func (c *Client) SendMessage(ctx context.Context, req SendRequest) (*SendResult,
 		}
 		return &SendResult{Task: t}, nil
 	case probe.Kind == KindMessage:
-		var m Message
+		var m goa2a.Message
 		if err := json.Unmarshal(raw, &m); err != nil {
 			return nil, &ResponseError{URL: c.Endpoint(), StatusCode: http.StatusOK, Reason: "message/send returned a malformed message: " + err.Error()}
 		}
@@ -363,8 +381,8 @@ func (c *Client) SendMessage(ctx context.Context, req SendRequest) (*SendResult,
 		Reason: fmt.Sprintf("message/send returned kind %q, want task or message", probe.Kind), Snippet: snippet(raw)}
 }
 
-func (c *Client) decodeTask(raw json.RawMessage, method string) (*Task, error) {
-	var t Task
+func (c *Client) decodeTask(raw json.RawMessage, method string) (*goa2a.Task, error) {
+	var t goa2a.Task
 	if err := json.Unmarshal(raw, &t); err != nil || t.ID == "" || t.Status.State == "" {
 		reason := method + " returned a task without id or status.state"
 		if err != nil {
@@ -376,8 +394,8 @@ func (c *Client) decodeTask(raw json.RawMessage, method string) (*Task, error) {
 }
 
 // GetTask fetches a task; historyLength < 0 leaves it to the agent.
-func (c *Client) GetTask(ctx context.Context, id string, historyLength int) (*Task, error) {
-	q := TaskQueryParams{ID: id}
+func (c *Client) GetTask(ctx context.Context, id string, historyLength int) (*goa2a.Task, error) {
+	q := goa2a.TaskQueryParams{ID: goa2a.TaskID(id)}
 	if historyLength >= 0 {
 		q.HistoryLength = &historyLength
 	}
@@ -390,9 +408,9 @@ func (c *Client) GetTask(ctx context.Context, id string, historyLength int) (*Ta
 
 // CancelTask asks the agent to cancel a task. errors.Is(err, ErrTaskNotCancelable) when it has
 // already finished.
-func (c *Client) CancelTask(ctx context.Context, id string) (*Task, error) {
+func (c *Client) CancelTask(ctx context.Context, id string) (*goa2a.Task, error) {
 	var raw json.RawMessage
-	if err := c.Call(ctx, "tasks/cancel", TaskIDParams{ID: id}, &raw); err != nil {
+	if err := c.Call(ctx, "tasks/cancel", goa2a.TaskIDParams{ID: goa2a.TaskID(id)}, &raw); err != nil {
 		return nil, err
 	}
 	return c.decodeTask(raw, "tasks/cancel")
@@ -400,23 +418,23 @@ func (c *Client) CancelTask(ctx context.Context, id string) (*Task, error) {
 
 // OutputText is what a task answered, read the way real agents put it: the last artifact with
 // text, else the status message, else the last agent message in the history.
-func OutputText(t *Task) string {
+func OutputText(t *goa2a.Task) string {
 	if t == nil {
 		return ""
 	}
 	for i := len(t.Artifacts) - 1; i >= 0; i-- {
-		if s := partsText(t.Artifacts[i].Parts); s != "" {
+		if s := PartsText(t.Artifacts[i].Parts); s != "" {
 			return s
 		}
 	}
 	if t.Status.Message != nil {
-		if s := partsText(t.Status.Message.Parts); s != "" {
+		if s := PartsText(t.Status.Message.Parts); s != "" {
 			return s
 		}
 	}
 	for i := len(t.History) - 1; i >= 0; i-- {
-		if t.History[i].Role == RoleAgent {
-			if s := partsText(t.History[i].Parts); s != "" {
+		if t.History[i].Role == goa2a.MessageRoleAgent {
+			if s := PartsText(t.History[i].Parts); s != "" {
 				return s
 			}
 		}
@@ -424,21 +442,13 @@ func OutputText(t *Task) string {
 	return ""
 }
 
-func partsText(parts []Part) string {
+// PartsText joins the text of a message's or an artifact's text parts, one per line.
+func PartsText(parts goa2a.ContentParts) string {
 	var texts []string
 	for _, p := range parts {
-		if p.Kind == KindText && p.Text != "" {
-			texts = append(texts, p.Text)
+		if tp, ok := p.(goa2a.TextPart); ok && tp.Text != "" {
+			texts = append(texts, tp.Text)
 		}
 	}
 	return strings.Join(texts, "\n")
-}
-
-// newMessageID returns a random UUID (version 4) for a message id.
-func newMessageID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }

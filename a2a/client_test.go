@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	goa2a "github.com/a2aproject/a2a-go/a2a"
+
 	"github.com/mosh-dev/mosh/a2a"
 )
 
@@ -29,23 +31,23 @@ func TestClientAgainstHerd(t *testing.T) {
 		t.Fatalf("card %q endpoint %q", card.Name, c.Endpoint())
 	}
 	res, err := c.SendMessage(ctx, a2a.SendRequest{Text: "port the auth routes"})
-	if err != nil || res.Task == nil || res.Task.Status.State != a2a.StateWorking {
+	if err != nil || res.Task == nil || res.Task.Status.State != goa2a.TaskStateWorking {
 		t.Fatalf("send: %v %+v", err, res)
 	}
-	id := res.Task.ID
+	id := string(res.Task.ID)
 	if err := e.fake.SetState(id, a2a.HerdBlocked, "menu", "1) yes 2) no"); err != nil {
 		t.Fatal(err)
 	}
 	got, err := c.GetTask(ctx, id, 0)
-	if err != nil || got.Status.State != a2a.StateInputRequired || len(got.History) != 0 || a2a.OutputText(got) != "1) yes 2) no" {
+	if err != nil || got.Status.State != goa2a.TaskStateInputRequired || len(got.History) != 0 || a2a.OutputText(got) != "1) yes 2) no" {
 		t.Fatalf("get: %v %+v", err, got)
 	}
 	res, err = c.SendMessage(ctx, a2a.SendRequest{Text: "1", TaskID: id})
-	if err != nil || res.Task.ID != id || res.Task.Status.State != a2a.StateWorking {
+	if err != nil || string(res.Task.ID) != id || res.Task.Status.State != goa2a.TaskStateWorking {
 		t.Fatalf("answer: %v %+v", err, res)
 	}
 	canceled, err := c.CancelTask(ctx, id)
-	if err != nil || canceled.Status.State != a2a.StateCanceled {
+	if err != nil || canceled.Status.State != goa2a.TaskStateCanceled {
 		t.Fatalf("cancel: %v %+v", err, canceled)
 	}
 	if _, err := c.CancelTask(ctx, id); !errors.Is(err, a2a.ErrTaskNotCancelable) {

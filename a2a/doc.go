@@ -93,6 +93,15 @@
 // ReadHeaderTimeout, ReadTimeout, WriteTimeout and IdleTimeout, so a client that dribbles its
 // headers is disconnected, and warns loudly on stderr when bound beyond loopback.
 //
+// # Wire types
+//
+// The A2A types on the wire are a2a-go's (github.com/a2aproject/a2a-go/a2a, the official Go
+// SDK): tasks, messages, parts, artifacts and cards are built as goa2a values and encoded by
+// encoding/json. This package keeps its own type only where a2a-go v0.3.3 cannot say what the
+// spec, the TCK or a real client needs; types.go lists them and each names its gap (reading an
+// incoming message, the history key kept when empty, capabilities declared off visibly, the
+// JSON-RPC envelope and error object).
+//
 // # Client
 //
 // Client discovers a card (agent-card.json, then agent.json), treats an empty

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	goa2a "github.com/a2aproject/a2a-go/a2a"
+
 	"github.com/mosh-dev/mosh/a2a"
 	"github.com/mosh-dev/mosh/a2a/a2atest"
 )
@@ -140,7 +142,7 @@ func (e *env) rpc(path, body string) (rpcEnvelope, []byte) {
 type rpcEnvelope struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
-	Result  *a2a.Task       `json:"result"`
+	Result  *goa2a.Task     `json:"result"`
 	Error   *a2a.RPCError   `json:"error"`
 }
 
@@ -148,7 +150,7 @@ func sendBody(id, text string, extra string) string {
 	return `{"jsonrpc":"2.0","id":` + id + `,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m-1","parts":[{"kind":"text","text":"` + text + `"}]` + extra + `}}}`
 }
 
-func (e *env) mustTask(env rpcEnvelope, raw []byte) *a2a.Task {
+func (e *env) mustTask(env rpcEnvelope, raw []byte) *goa2a.Task {
 	e.t.Helper()
 	if env.Error != nil || env.Result == nil {
 		e.t.Fatalf("want a task, got %s", raw)

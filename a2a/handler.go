@@ -132,8 +132,7 @@ func (c *Config) withDefaults() (Config, error) {
 // Handler serves the herd over A2A. Build it with NewHandler.
 type Handler struct {
 	cfg  Config
-	bufs sync.Pool // *bytes.Buffer: request bodies and encoding/json answers
-	outs sync.Pool // *[]byte: hand-encoded Task answers
+	bufs sync.Pool // *bytes.Buffer: request bodies and answers
 }
 
 // NewHandler returns the A2A handler: authentication first, then routing, then JSON-RPC.
@@ -144,7 +143,6 @@ func NewHandler(c Config) (*Handler, error) {
 	}
 	h := &Handler{cfg: cfg}
 	h.bufs.New = func() any { return new(bytes.Buffer) }
-	h.outs.New = func() any { b := make([]byte, 0, 8<<10); return &b }
 	return h, nil
 }
 
@@ -211,7 +209,7 @@ func (h *Handler) serveMember(w http.ResponseWriter, r *http.Request, rest strin
 		if !allowMethod(w, r, http.MethodGet, http.MethodHead) {
 			return
 		}
-		h.writeJSON(w, http.StatusOK, h.memberCard(h.baseURL(r), m))
+		h.writeJSON(w, http.StatusOK, publicCard(h.memberCard(h.baseURL(r), m)))
 		return
 	}
 	if !allowMethod(w, r, http.MethodPost) {

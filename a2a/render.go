@@ -3,6 +3,8 @@ package a2a
 import (
 	"strconv"
 	"time"
+
+	goa2a "github.com/a2aproject/a2a-go/a2a"
 )
 
 // maxMetadataTransitions bounds the transitions copied into task metadata; the ledger keeps all.
@@ -11,70 +13,87 @@ const maxMetadataTransitions = 100
 // ContextID is the contextId of every task of a member.
 func ContextID(member string) string { return ContextPrefix + member }
 
+// taskResult is the Task a method answers: a2a-go's Task with its history always written.
+// a2a-go's History is omitempty, and the TCK wants the history key whenever historyLength was
+// sent, historyLength 0 (an empty list) included. The outer History shadows the embedded one
+// (encoding/json takes the shallower field); kind is added the way a2a-go's own MarshalJSON
+// adds it, since taskFields, a defined type, does not carry that method.
+type taskResult struct {
+	Kind string `json:"kind"`
+	taskFields
+	History []*goa2a.Message `json:"history"`
+}
+
+type taskFields goa2a.Task
+
+func answer(t *goa2a.Task) taskResult {
+	return taskResult{Kind: KindTask, taskFields: taskFields(*t), History: t.History}
+}
+
 // render turns a ledger task into an A2A Task. Message and artifact ids are derived from the task
 // id, so the same task always renders the same ids. historyLength < 0 keeps the whole history;
-// history and artifacts are always present (possibly empty), since the TCK wants the history key
-// whenever historyLength was sent.
-func (h *Handler) render(t TaskRecord, historyLength int) Task {
+// the history is never nil (see taskResult). No output, no artifacts: the list is left out
+// (a2a-go's omitempty; optional in the schema).
+func (h *Handler) render(t TaskRecord, historyLength int) *goa2a.Task {
 	ctxID := ContextID(t.Member)
 	state := StateOf(t)
-
-	history := make([]Message, 0, 2+2*len(t.Answers))
-	history = append(history, Message{Kind: KindMessage, MessageID: t.ID + "-prompt", Role: RoleUser,
-		Parts: []Part{TextPart(t.Text)}, TaskID: t.ID, ContextID: ctxID})
-	for i, a := range t.Answers {
-		if a.Asked != "" {
-			history = append(history, Message{Kind: KindMessage, MessageID: t.ID + "-asked-" + strconv.Itoa(i+1), Role: RoleAgent,
-				Parts: []Part{TextPart(a.Asked)}, TaskID: t.ID, ContextID: ctxID})
-		}
-		history = append(history, Message{Kind: KindMessage, MessageID: t.ID + "-answer-" + strconv.Itoa(i+1), Role: RoleUser,
-			Parts: []Part{TextPart(a.Text)}, TaskID: t.ID, ContextID: ctxID})
+	id := goa2a.TaskID(t.ID)
+	message := func(suffix string, role goa2a.MessageRole, text string) *goa2a.Message {
+		return &goa2a.Message{ID: t.ID + suffix, Role: role, Parts: goa2a.ContentParts{goa2a.TextPart{Text: text}},
+			TaskID: id, ContextID: ctxID}
 	}
 
-	status := TaskStatus{State: state, Timestamp: timestamp(lastChange(t))}
+	history := make([]*goa2a.Message, 0, 2+2*len(t.Answers))
+	history = append(history, message("-prompt", goa2a.MessageRoleUser, t.Text))
+	for i, a := range t.Answers {
+		if a.Asked != "" {
+			history = append(history, message("-asked-"+strconv.Itoa(i+1), goa2a.MessageRoleAgent, a.Asked))
+		}
+		history = append(history, message("-answer-"+strconv.Itoa(i+1), goa2a.MessageRoleUser, a.Text))
+	}
+
+	status := goa2a.TaskStatus{State: state, Timestamp: timestamp(lastChange(t))}
 	if text := statusText(t, state); text != "" {
-		msg := Message{Kind: KindMessage, MessageID: t.ID + "-status", Role: RoleAgent,
-			Parts: []Part{TextPart(text)}, TaskID: t.ID, ContextID: ctxID}
-		status.Message = &msg
-		history = append(history, msg)
+		status.Message = message("-status", goa2a.MessageRoleAgent, text)
+		history = append(history, status.Message)
 	}
 	if historyLength >= 0 && len(history) > historyLength {
 		history = history[len(history)-historyLength:]
 	}
 
-	artifacts := []Artifact{}
+	var artifacts []*goa2a.Artifact
 	if t.Output != "" {
 		chars := t.OutputChars
 		if chars < len([]rune(t.Output)) {
 			chars = len([]rune(t.Output))
 		}
-		artifacts = append(artifacts, Artifact{
-			ArtifactID:  t.ID + "-output",
+		artifacts = append(artifacts, &goa2a.Artifact{
+			ID:          goa2a.ArtifactID(t.ID + "-output"),
 			Name:        "output",
 			Description: "what the member answered: its last message, or the screen since the prompt; the tail is kept",
-			Parts:       []Part{TextPart(t.Output)},
+			Parts:       goa2a.ContentParts{goa2a.TextPart{Text: t.Output}},
 			Metadata:    map[string]any{"truncated": t.Truncated, "originalLength": chars},
 		})
 	}
 
-	return Task{Kind: KindTask, ID: t.ID, ContextID: ctxID, Status: status, History: history,
+	return &goa2a.Task{ID: id, ContextID: ctxID, Status: status, History: history,
 		Artifacts: artifacts, Metadata: map[string]any{MetadataKey: herdMetadata(t)}}
 }
 
 // statusText is the agent's message for the current status: the question or answer on screen,
 // or why the task failed.
-func statusText(t TaskRecord, state TaskState) string {
+func statusText(t TaskRecord, state goa2a.TaskState) string {
 	switch state {
-	case StateFailed:
+	case goa2a.TaskStateFailed:
 		if t.Error != "" {
 			return t.Error
 		}
 		if t.Outcome == OutcomeGone || t.State == HerdGone {
 			return "member " + t.Member + " is gone"
 		}
-	case StateCanceled:
+	case goa2a.TaskStateCanceled:
 		return "interrupted: Escape, then Ctrl-C; the member keeps running"
-	case StateWorking, StateSubmitted, StateUnknown:
+	case goa2a.TaskStateWorking, goa2a.TaskStateSubmitted, goa2a.TaskStateUnknown:
 		return ""
 	}
 	return t.Output
@@ -86,7 +105,7 @@ func herdMetadata(t TaskRecord) map[string]any {
 		"member":    t.Member,
 		"state":     string(t.State),
 		"open":      t.Outcome == OutcomeOpen,
-		"submitted": timestamp(t.Submitted),
+		"submitted": stamp(t.Submitted),
 	}
 	if t.BlockedOn != "" {
 		md["blockedOn"] = t.BlockedOn
@@ -98,7 +117,7 @@ func herdMetadata(t TaskRecord) map[string]any {
 		md["outcome"] = string(t.Outcome)
 	}
 	if !t.EndedAt.IsZero() {
-		md["endedAt"] = timestamp(t.EndedAt)
+		md["endedAt"] = stamp(t.EndedAt)
 		md["durationMs"] = t.EndedAt.Sub(t.Submitted).Milliseconds()
 	}
 	if t.Error != "" {
@@ -111,7 +130,7 @@ func herdMetadata(t TaskRecord) map[string]any {
 	if len(trs) > 0 {
 		list := make([]map[string]any, 0, len(trs))
 		for _, tr := range trs {
-			e := map[string]any{"state": string(tr.State), "at": timestamp(tr.At)}
+			e := map[string]any{"state": string(tr.State), "at": stamp(tr.At)}
 			if tr.BlockedOn != "" {
 				e["blockedOn"] = tr.BlockedOn
 			}
@@ -139,7 +158,17 @@ func lastChange(t TaskRecord) time.Time {
 	return at
 }
 
-func timestamp(t time.Time) string {
+// timestamp is the status timestamp: UTC, so it encodes as RFC 3339 with a Z; nil when unknown.
+func timestamp(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+// stamp is a time in the herd metadata: the same text the status timestamp encodes to.
+func stamp(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}

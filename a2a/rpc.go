@@ -7,8 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
+
+	goa2a "github.com/a2aproject/a2a-go/a2a"
 )
 
 var nullID = json.RawMessage("null")
@@ -38,26 +39,7 @@ func (h *Handler) serveRPC(w http.ResponseWriter, r *http.Request, member string
 		writeHTTPError(w, http.StatusBadRequest, "could not read the request body", err.Error())
 		return
 	}
-	h.writeResponse(w, h.handleRPC(r.Context(), buf.Bytes(), member))
-}
-
-// writeResponse sends a JSON-RPC answer; a Task result takes the hand-written encoder.
-func (h *Handler) writeResponse(w http.ResponseWriter, resp Response) {
-	task, ok := resp.Result.(Task)
-	if !ok {
-		h.writeJSON(w, http.StatusOK, resp)
-		return
-	}
-	bp := h.outs.Get().(*[]byte)
-	out := appendTaskResponse((*bp)[:0], resp.ID, &task)
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(out))) // one write, no chunking
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(out)
-	if cap(out) <= 1<<20 { // keep the grown array for the next answer, unless it is huge
-		*bp = out[:0]
-		h.outs.Put(bp)
-	}
+	h.writeJSON(w, http.StatusOK, h.handleRPC(r.Context(), buf.Bytes(), member))
 }
 
 // handleRPC turns a request body into a response. The parsing order follows what the TCK checks:
@@ -142,7 +124,7 @@ func decodeParams(raw json.RawMessage, v any, what string) *RPCError {
 }
 
 func (h *Handler) messageSend(ctx context.Context, raw json.RawMessage, scope string) (any, *RPCError) {
-	var p MessageSendParams
+	var p sendParams
 	if e := decodeParams(raw, &p, "MessageSendParams {message, configuration?, metadata?}"); e != nil {
 		return nil, e
 	}
@@ -171,8 +153,8 @@ func (h *Handler) messageSend(ctx context.Context, raw json.RawMessage, scope st
 	b := h.cfg.Backend
 	var rec TaskRecord
 	var err error
-	if p.Message.TaskID != "" {
-		prev, e := h.lookupTask(ctx, p.Message.TaskID, scope)
+	if taskID := p.Message.taskID(); taskID != "" {
+		prev, e := h.lookupTask(ctx, taskID, scope)
 		if e != nil {
 			return nil, e
 		}
@@ -182,7 +164,7 @@ func (h *Handler) messageSend(ctx context.Context, raw json.RawMessage, scope st
 		switch st := StateOf(prev); {
 		case st.Terminal():
 			return nil, NewRPCError(CodeInvalidRequest, fmt.Sprintf("Task %s is in a terminal state (%s) and cannot be modified; send a new message without taskId", prev.ID, st))
-		case st == StateSubmitted:
+		case st == goa2a.TaskStateSubmitted:
 			return nil, NewRPCError(CodeInvalidRequest, fmt.Sprintf("task %s is still queued (submitted); send the follow-up once it is working, or a new message without taskId", prev.ID))
 		}
 		// input-required: the text answers the task; working: it is queued into the task as a
@@ -227,7 +209,7 @@ func (h *Handler) messageSend(ctx context.Context, raw json.RawMessage, scope st
 	if blocking {
 		rec = h.waitSettled(ctx, rec)
 	}
-	return h.render(rec, historyLength), nil
+	return answer(h.render(rec, historyLength)), nil
 }
 
 // route picks the member a herd-endpoint message that names none goes to: the first exposed
@@ -268,7 +250,7 @@ func (h *Handler) route(ctx context.Context) (string, *RPCError) {
 // waitSettled holds a blocking message/send until the task is terminal or needs input, capped by
 // MaxBlockingWait; on the cap it answers with the task as it is, which is not an error.
 func (h *Handler) waitSettled(ctx context.Context, rec TaskRecord) TaskRecord {
-	if st := StateOf(rec); st.Terminal() || st.Interrupted() {
+	if st := StateOf(rec); st.Terminal() || interrupted(st) {
 		return rec
 	}
 	wctx, cancel := context.WithTimeout(ctx, h.cfg.MaxBlockingWait)
@@ -289,7 +271,7 @@ func (h *Handler) waitSettled(ctx context.Context, rec TaskRecord) TaskRecord {
 // namedMember reads the member a herd-endpoint message names: params.metadata, then
 // message.metadata (either {"member":x} or {"mosh":{"member":x}}), then a contextId
 // "member:<name>".
-func (h *Handler) namedMember(p *MessageSendParams) string {
+func (h *Handler) namedMember(p *sendParams) string {
 	for _, md := range []map[string]any{p.Metadata, p.Message.Metadata} {
 		if s, ok := md["member"].(string); ok && s != "" {
 			return s
@@ -300,24 +282,24 @@ func (h *Handler) namedMember(p *MessageSendParams) string {
 			}
 		}
 	}
-	if name, ok := strings.CutPrefix(p.Message.ContextID, ContextPrefix); ok {
+	if name, ok := strings.CutPrefix(p.Message.contextID(), ContextPrefix); ok {
 		return name
 	}
 	return ""
 }
 
-func validateMessage(m *Message) (string, *RPCError) {
+func validateMessage(m *messageIn) (string, *RPCError) {
 	if m == nil {
 		return "", NewRPCError(CodeInvalidParams, "params.message is required")
 	}
-	if m.Kind != KindMessage {
-		return "", NewRPCError(CodeInvalidParams, fmt.Sprintf(`message.kind must be "message", not %q`, m.Kind))
+	if k := m.kind(); k != KindMessage {
+		return "", NewRPCError(CodeInvalidParams, fmt.Sprintf(`message.kind must be "message", not %q`, k))
 	}
-	if m.MessageID == "" {
+	if m.messageID() == "" {
 		return "", NewRPCError(CodeInvalidParams, "message.messageId is required (a unique string)")
 	}
-	switch m.Role {
-	case RoleUser:
+	switch goa2a.MessageRole(m.Role) {
+	case goa2a.MessageRoleUser:
 	case "":
 		return "", NewRPCError(CodeInvalidParams, `message.role is required ("user")`)
 	default:
@@ -360,7 +342,7 @@ func acceptsText(modes []string) bool {
 }
 
 func (h *Handler) tasksGet(ctx context.Context, raw json.RawMessage, scope string) (any, *RPCError) {
-	var q TaskQueryParams
+	var q queryParams
 	if e := decodeParams(raw, &q, "TaskQueryParams {id, historyLength?}"); e != nil {
 		return nil, e
 	}
@@ -378,18 +360,18 @@ func (h *Handler) tasksGet(ctx context.Context, raw json.RawMessage, scope strin
 	if e != nil {
 		return nil, e
 	}
-	return h.render(rec, historyLength), nil
+	return answer(h.render(rec, historyLength)), nil
 }
 
 func (h *Handler) tasksCancel(ctx context.Context, raw json.RawMessage, scope string) (any, *RPCError) {
-	var p TaskIDParams
+	var p goa2a.TaskIDParams
 	if e := decodeParams(raw, &p, "TaskIdParams {id}"); e != nil {
 		return nil, e
 	}
 	if p.ID == "" {
 		return nil, NewRPCError(CodeInvalidParams, "params.id (the task id) is required")
 	}
-	rec, e := h.lookupTask(ctx, p.ID, scope)
+	rec, e := h.lookupTask(ctx, string(p.ID), scope)
 	if e != nil {
 		return nil, e
 	}
@@ -403,7 +385,7 @@ func (h *Handler) tasksCancel(ctx context.Context, raw json.RawMessage, scope st
 		}
 		return nil, backendError(err)
 	}
-	return h.render(got, -1), nil
+	return answer(h.render(got, -1)), nil
 }
 
 func (h *Handler) lookupTask(ctx context.Context, id, scope string) (TaskRecord, *RPCError) {

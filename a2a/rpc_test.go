@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	goa2a "github.com/a2aproject/a2a-go/a2a"
+
 	"github.com/mosh-dev/mosh/a2a"
 	"github.com/mosh-dev/mosh/a2a/a2atest"
 )
@@ -58,6 +60,9 @@ func TestRequestValidation(t *testing.T) {
 		{"agent role", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"agent","messageId":"m","parts":[{"kind":"text","text":"x"}]}}}`, a2a.CodeInvalidParams},
 		{"wrong kind", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"task","role":"user","messageId":"m","parts":[{"kind":"text","text":"x"}]}}}`, a2a.CodeInvalidParams},
 		{"unknown part kind", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[{"kind":"video"}]}}}`, a2a.CodeInvalidParams},
+		// a2a-go's ContentParts would refuse these two whole; the gaps messageIn names.
+		{"part without kind", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[{"metadata":{}}]}}}`, a2a.CodeInvalidParams},
+		{"file part without bytes or uri", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[{"kind":"file","file":{}}]}}}`, a2a.CodeContentTypeNotSupported},
 		{"data part", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[{"kind":"data","data":{"a":1}}]}}}`, a2a.CodeContentTypeNotSupported},
 		{"output modes without text", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[{"kind":"text","text":"x"}]},"configuration":{"acceptedOutputModes":["image/png"]}}}`, a2a.CodeContentTypeNotSupported},
 		{"push config", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[{"kind":"text","text":"x"}]},"configuration":{"pushNotificationConfig":{"url":"http://x"}}}}`, a2a.CodePushNotificationNotSupported},
@@ -81,15 +86,13 @@ func TestFollowUpContinuesAWorkingTask(t *testing.T) {
 	e := newEnv(t)
 	e.mustTask(e.rpc("/a2a/members/api", sendBody("1", "go", "")))
 	task := e.mustTask(e.rpc("/a2a/members/api", sendBody("2", "more", `,"taskId":"t-01"`)))
-	if task.ID != "t-01" || task.Status.State != a2a.StateWorking {
+	if task.ID != "t-01" || task.Status.State != goa2a.TaskStateWorking {
 		t.Fatalf("follow-up: %+v", task)
 	}
 	var users []string
 	for _, m := range task.History {
-		if m.Role == a2a.RoleUser {
-			for _, p := range m.Parts {
-				users = append(users, p.Text)
-			}
+		if m.Role == goa2a.MessageRoleUser {
+			users = append(users, a2a.PartsText(m.Parts))
 		}
 	}
 	if !slices.Equal(users, []string{"go", "more"}) {
@@ -108,7 +111,7 @@ func TestFollowUpContinuesAWorkingTask(t *testing.T) {
 	e.wantCode(env, raw, a2a.CodeTaskNotFound)
 	// On the herd endpoint the taskId alone routes the answer.
 	task = e.mustTask(e.rpc("/a2a", sendBody("4", "y", `,"taskId":"t-01"`)))
-	if task.ID != "t-01" || task.Status.State != a2a.StateWorking {
+	if task.ID != "t-01" || task.Status.State != goa2a.TaskStateWorking {
 		t.Fatalf("answer: %+v", task.Status)
 	}
 	if keys := e.fake.Keys("api"); !slices.Contains(keys, "text:y") {
@@ -123,15 +126,15 @@ func TestADKClientShape(t *testing.T) {
 	body := `{"jsonrpc":"2.0","id":"1","method":"message/send","params":{"message":{"role":"user","parts":[{"kind":"text","text":"Hello, A2A!"}],"message_id":"msg-1","kind":"message"}}}`
 	first := e.mustTask(e.rpc("/a2a/members/api/", body))
 	second := e.mustTask(e.rpc("/a2a/members/api/", body))
-	if first.ID == second.ID || first.Status.State != a2a.StateWorking {
+	if first.ID == second.ID || first.Status.State != goa2a.TaskStateWorking {
 		t.Fatalf("duplicate message ids must mint two tasks: %s %s", first.ID, second.ID)
 	}
-	env, raw := e.rpc("/a2a/members/api/", `{"jsonrpc":"2.0","id":"4","method":"tasks/cancel","params":{"id":"`+second.ID+`"}}`)
-	if task := e.mustTask(env, raw); task.Status.State != a2a.StateCanceled {
+	env, raw := e.rpc("/a2a/members/api/", `{"jsonrpc":"2.0","id":"4","method":"tasks/cancel","params":{"id":"`+string(second.ID)+`"}}`)
+	if task := e.mustTask(env, raw); task.Status.State != goa2a.TaskStateCanceled {
 		t.Fatalf("immediate cancel: %s", raw)
 	}
 	// snake_case on tasks/get too.
-	env, raw = e.rpc("/a2a/members/api/", `{"jsonrpc":"2.0","id":"5","method":"tasks/get","params":{"id":"`+first.ID+`","history_length":0}}`)
+	env, raw = e.rpc("/a2a/members/api/", `{"jsonrpc":"2.0","id":"5","method":"tasks/get","params":{"id":"`+string(first.ID)+`","history_length":0}}`)
 	if task := e.mustTask(env, raw); len(task.History) != 0 || !strings.Contains(string(raw), `"history":[]`) {
 		t.Fatalf("history_length 0 must give an empty, present history: %s", raw)
 	}
@@ -144,23 +147,23 @@ func TestStateOf(t *testing.T) {
 	cases := []struct {
 		name string
 		rec  a2a.TaskRecord
-		want a2a.TaskState
+		want goa2a.TaskState
 	}{
-		{"open working", a2a.TaskRecord{State: a2a.HerdWorking}, a2a.StateWorking},
-		{"open blocked", a2a.TaskRecord{State: a2a.HerdBlocked}, a2a.StateInputRequired},
-		{"open done", a2a.TaskRecord{State: a2a.HerdDone}, a2a.StateCompleted},
-		{"open idle before the prompt took", a2a.TaskRecord{State: a2a.HerdIdle, Submitted: sub}, a2a.StateWorking},
-		{"open idle after working", a2a.TaskRecord{State: a2a.HerdIdle, Submitted: sub, Transitions: busy}, a2a.StateCompleted},
+		{"open working", a2a.TaskRecord{State: a2a.HerdWorking}, goa2a.TaskStateWorking},
+		{"open blocked", a2a.TaskRecord{State: a2a.HerdBlocked}, goa2a.TaskStateInputRequired},
+		{"open done", a2a.TaskRecord{State: a2a.HerdDone}, goa2a.TaskStateCompleted},
+		{"open idle before the prompt took", a2a.TaskRecord{State: a2a.HerdIdle, Submitted: sub}, goa2a.TaskStateWorking},
+		{"open idle after working", a2a.TaskRecord{State: a2a.HerdIdle, Submitted: sub, Transitions: busy}, goa2a.TaskStateCompleted},
 		{"open idle, busy only before the answer", a2a.TaskRecord{State: a2a.HerdIdle, Submitted: sub, Transitions: busy,
-			Answers: []a2a.Turn{{Text: "y", At: later.Add(time.Second)}}}, a2a.StateWorking},
-		{"open unknown", a2a.TaskRecord{State: a2a.HerdUnknown}, a2a.StateUnknown},
-		{"open gone", a2a.TaskRecord{State: a2a.HerdGone}, a2a.StateFailed},
-		{"settled done", a2a.TaskRecord{Outcome: a2a.OutcomeSettled, State: a2a.HerdDone}, a2a.StateCompleted},
-		{"settled idle", a2a.TaskRecord{Outcome: a2a.OutcomeSettled, State: a2a.HerdIdle}, a2a.StateCompleted},
-		{"settled by asking", a2a.TaskRecord{Outcome: a2a.OutcomeSettled, State: a2a.HerdBlocked}, a2a.StateInputRequired},
-		{"canceled", a2a.TaskRecord{Outcome: a2a.OutcomeCanceled, State: a2a.HerdIdle}, a2a.StateCanceled},
-		{"member gone", a2a.TaskRecord{Outcome: a2a.OutcomeGone}, a2a.StateFailed},
-		{"failed", a2a.TaskRecord{Outcome: a2a.OutcomeFailed}, a2a.StateFailed},
+			Answers: []a2a.Turn{{Text: "y", At: later.Add(time.Second)}}}, goa2a.TaskStateWorking},
+		{"open unknown", a2a.TaskRecord{State: a2a.HerdUnknown}, goa2a.TaskStateUnknown},
+		{"open gone", a2a.TaskRecord{State: a2a.HerdGone}, goa2a.TaskStateFailed},
+		{"settled done", a2a.TaskRecord{Outcome: a2a.OutcomeSettled, State: a2a.HerdDone}, goa2a.TaskStateCompleted},
+		{"settled idle", a2a.TaskRecord{Outcome: a2a.OutcomeSettled, State: a2a.HerdIdle}, goa2a.TaskStateCompleted},
+		{"settled by asking", a2a.TaskRecord{Outcome: a2a.OutcomeSettled, State: a2a.HerdBlocked}, goa2a.TaskStateInputRequired},
+		{"canceled", a2a.TaskRecord{Outcome: a2a.OutcomeCanceled, State: a2a.HerdIdle}, goa2a.TaskStateCanceled},
+		{"member gone", a2a.TaskRecord{Outcome: a2a.OutcomeGone}, goa2a.TaskStateFailed},
+		{"failed", a2a.TaskRecord{Outcome: a2a.OutcomeFailed}, goa2a.TaskStateFailed},
 	}
 	for _, c := range cases {
 		if got := a2a.StateOf(c.rec); got != c.want {
@@ -173,9 +176,9 @@ func TestGoneMemberFailsTask(t *testing.T) {
 	e := newEnv(t)
 	task := e.mustTask(e.rpc("/a2a/members/web", sendBody("1", "go", "")))
 	e.fake.RemoveMember("web")
-	env, raw := e.rpc("/a2a", `{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"id":"`+task.ID+`"}}`)
+	env, raw := e.rpc("/a2a", `{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"id":"`+string(task.ID)+`"}}`)
 	got := e.mustTask(env, raw)
-	if got.Status.State != a2a.StateFailed || got.Status.Message == nil || !strings.Contains(a2a.OutputText(got), "exited") {
+	if got.Status.State != goa2a.TaskStateFailed || got.Status.Message == nil || !strings.Contains(a2a.OutputText(got), "exited") {
 		t.Fatalf("task of a vanished member: %s", raw)
 	}
 	// The member's endpoint is gone too, with the same 404 as a name that never existed.
@@ -189,7 +192,7 @@ func TestGoneMemberFailsTask(t *testing.T) {
 func TestBlockingWaitIsCapped(t *testing.T) {
 	e := newEnv(t, func(c *a2a.Config, _ *a2a.AuthConfig) { c.MaxBlockingWait = 30 * time.Millisecond })
 	env, raw := e.rpc("/a2a/members/api", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[{"kind":"text","text":"long job"}]},"configuration":{"blocking":true}}}`)
-	if task := e.mustTask(env, raw); task.Status.State != a2a.StateWorking {
+	if task := e.mustTask(env, raw); task.Status.State != goa2a.TaskStateWorking {
 		t.Fatalf("a capped blocking send answers with the task as it is: %s", raw)
 	}
 }
@@ -200,7 +203,7 @@ func TestBlockingWaitReturnsOnInputRequired(t *testing.T) {
 		go func() { _ = f.SetState(id, a2a.HerdBlocked, "permission", "Allow? (y/n)") }()
 	}
 	env, raw := e.rpc("/a2a/members/api", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[{"kind":"text","text":"edit"}]},"configuration":{"blocking":true}}}`)
-	if task := e.mustTask(env, raw); task.Status.State != a2a.StateInputRequired {
+	if task := e.mustTask(env, raw); task.Status.State != goa2a.TaskStateInputRequired {
 		t.Fatalf("blocking send should stop at input-required: %s", raw)
 	}
 }
@@ -239,7 +242,7 @@ func TestRoutingAndMethods(t *testing.T) {
 	e := newEnv(t)
 	for _, p := range []string{"/.well-known/agent.json", "/a2a/.well-known/agent-card.json", "/a2a/members/api/.well-known/agent.json"} {
 		resp, b := e.do(http.MethodGet, p, "", nil)
-		var card a2a.AgentCard
+		var card goa2a.AgentCard
 		if resp.StatusCode != http.StatusOK || json.Unmarshal(b, &card) != nil || card.ProtocolVersion != "0.3.0" {
 			t.Errorf("GET %s: %d %s", p, resp.StatusCode, b)
 		}
@@ -263,13 +266,13 @@ func TestHerdEndpointRoutesUnaddressedMessages(t *testing.T) {
 	e.fake.AddMember(a2a.Member{Name: "api", Engine: "claude", State: a2a.HerdWorking, Queued: 2})
 	e.fake.AddMember(a2a.Member{Name: "web", Engine: "codex", State: a2a.HerdIdle})
 	task := e.mustTask(e.rpc("/a2a", sendBody("1", "anyone", "")))
-	if rec, ok := e.fake.Task(task.ID); !ok || rec.Member != "web" {
+	if rec, ok := e.fake.Task(string(task.ID)); !ok || rec.Member != "web" {
 		t.Fatalf("routed to %+v, want the idle web", rec)
 	}
 	// Both busy: the one with the shorter queue (web, working with none waiting).
 	e.fake.AddMember(a2a.Member{Name: "web", Engine: "codex", State: a2a.HerdWorking})
 	task = e.mustTask(e.rpc("/a2a", sendBody("2", "still anyone", "")))
-	if rec, ok := e.fake.Task(task.ID); !ok || rec.Member != "web" {
+	if rec, ok := e.fake.Task(string(task.ID)); !ok || rec.Member != "web" {
 		t.Fatalf("routed to %+v, want the least loaded web", rec)
 	}
 	// The autonomous yolo is never picked unless exposed.

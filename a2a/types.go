@@ -1,20 +1,30 @@
 package a2a
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	goa2a "github.com/a2aproject/a2a-go/a2a"
 )
+
+// The A2A wire types are a2a-go's (github.com/a2aproject/a2a-go/a2a, the official Go SDK):
+// answers are goa2a.Task, goa2a.Message, goa2a.TextPart, goa2a.Artifact and goa2a.AgentCard,
+// encoded by encoding/json through their own MarshalJSON (which adds every kind). What stays in
+// this file is what a2a-go v0.3.3 cannot express, one gap per type, each named where it is:
+//
+//   - messageIn, partIn: reading message/send's message (kind, the snake_case aliases, and the
+//     per-part errors the TCK and the spec's error table ask for).
+//   - sendParams, sendConfig, queryParams: the snake_case aliases, and a push config held raw.
+//   - RPCError, Response: a2a-go exports no JSON-RPC envelope or error object (its own live
+//     unexported in a2aclient and internal/jsonrpc).
+//   - taskResult (render.go): the history key written even when empty.
+//   - agentCard (cards.go): the optional capabilities written as false, not left out.
 
 // ProtocolVersion is the A2A protocol version this package speaks.
 const ProtocolVersion = "0.3.0"
 
-// TransportJSONRPC is the only transport mosh serves and drives.
-const TransportJSONRPC = "JSONRPC"
-
-// Kind discriminators. Both SDK clients decode results by kind, so every object that has one
-// carries it on the wire.
+// Kind discriminators read from requests. a2a-go writes them on every answer by itself.
 const (
 	KindTask    = "task"
 	KindMessage = "message"
@@ -23,220 +33,69 @@ const (
 	KindData    = "data"
 )
 
-// AgentCard describes an agent (spec §5.5). Fields marked required by the schema carry no
-// omitempty so a zero value is visible rather than silently missing.
-type AgentCard struct {
-	ProtocolVersion                   string                    `json:"protocolVersion"`
-	Name                              string                    `json:"name"`
-	Description                       string                    `json:"description"`
-	URL                               string                    `json:"url"`
-	PreferredTransport                string                    `json:"preferredTransport,omitempty"`
-	AdditionalInterfaces              []AgentInterface          `json:"additionalInterfaces,omitempty"`
-	Version                           string                    `json:"version"`
-	Capabilities                      AgentCapabilities         `json:"capabilities"`
-	DefaultInputModes                 []string                  `json:"defaultInputModes"`
-	DefaultOutputModes                []string                  `json:"defaultOutputModes"`
-	Skills                            []AgentSkill              `json:"skills"`
-	SecuritySchemes                   map[string]SecurityScheme `json:"securitySchemes,omitempty"`
-	Security                          []map[string][]string     `json:"security,omitempty"`
-	SupportsAuthenticatedExtendedCard *bool                     `json:"supportsAuthenticatedExtendedCard,omitempty"`
-	Provider                          *AgentProvider            `json:"provider,omitempty"`
-	DocumentationURL                  string                    `json:"documentationUrl,omitempty"`
-	IconURL                           string                    `json:"iconUrl,omitempty"`
+// messageIn is message/send's message as a client sends it. a2a-go's Message cannot stand in
+// for it: its decoder drops "kind" (a message of another kind could not be refused with
+// -32602), it knows no snake_case (the DigitalOcean ADK example client sends message_id;
+// encoding/json folds case but not underscores), and its parts are a ContentParts, which
+// fails the whole params on the first part with no or an unknown kind, and on a file part
+// with neither bytes nor uri, so the answer could neither name the part nor give a file part
+// its -32005.
+type messageIn struct {
+	Kind                  *string        `json:"kind"`
+	MessageID             *string        `json:"messageId"`
+	MessageIDSnake        *string        `json:"message_id"`
+	Role                  string         `json:"role"`
+	Parts                 []partIn       `json:"parts"`
+	TaskID                string         `json:"taskId"`
+	TaskIDSnake           string         `json:"task_id"`
+	ContextID             string         `json:"contextId"`
+	ContextIDSnake        string         `json:"context_id"`
+	ReferenceTaskIDs      []string       `json:"referenceTaskIds"`
+	ReferenceTaskIDsSnake []string       `json:"reference_task_ids"`
+	Metadata              map[string]any `json:"metadata"`
 }
 
-// AgentInterface is one (url, transport) pair an agent answers on.
-type AgentInterface struct {
-	URL       string `json:"url"`
-	Transport string `json:"transport"`
-}
-
-// AgentProvider names the organisation behind an agent.
-type AgentProvider struct {
-	Organization string `json:"organization"`
-	URL          string `json:"url"`
-}
-
-// AgentCapabilities are pointers so that "declared off" (false) stays visible on the wire and an
-// absent flag in a foreign card stays distinguishable from false.
-type AgentCapabilities struct {
-	Streaming              *bool `json:"streaming,omitempty"`
-	PushNotifications      *bool `json:"pushNotifications,omitempty"`
-	StateTransitionHistory *bool `json:"stateTransitionHistory,omitempty"`
-}
-
-// AgentSkill is one thing an agent offers.
-type AgentSkill struct {
-	ID          string   `json:"id"`
-	Name        string   `json:"name"`
-	Description string   `json:"description"`
-	Tags        []string `json:"tags"`
-	Examples    []string `json:"examples,omitempty"`
-	InputModes  []string `json:"inputModes,omitempty"`
-	OutputModes []string `json:"outputModes,omitempty"`
-}
-
-// SecurityScheme covers the http-bearer scheme mosh declares; other scheme types found in foreign
-// cards decode into the same struct with their extra fields dropped.
-type SecurityScheme struct {
-	Type         string `json:"type"`
-	Scheme       string `json:"scheme,omitempty"`
-	BearerFormat string `json:"bearerFormat,omitempty"`
-	Description  string `json:"description,omitempty"`
-	In           string `json:"in,omitempty"`
-	Name         string `json:"name,omitempty"`
-}
-
-// Role is who wrote a message.
-type Role string
-
-const (
-	RoleUser  Role = "user"
-	RoleAgent Role = "agent"
-)
-
-// Message is one turn (spec §6.4).
-type Message struct {
-	Kind             string         `json:"kind"`
-	MessageID        string         `json:"messageId"`
-	Role             Role           `json:"role"`
-	Parts            []Part         `json:"parts"`
-	TaskID           string         `json:"taskId,omitempty"`
-	ContextID        string         `json:"contextId,omitempty"`
-	ReferenceTaskIDs []string       `json:"referenceTaskIds,omitempty"`
-	Extensions       []string       `json:"extensions,omitempty"`
-	Metadata         map[string]any `json:"metadata,omitempty"`
-}
-
-// messageWire accepts both the spec's camelCase and the snake_case some real clients send (the
-// DigitalOcean ADK example client sends message_id). encoding/json folds case but not
-// underscores, so the aliases need their own fields.
-type messageWire struct {
-	Kind                  *string         `json:"kind"`
-	MessageID             *string         `json:"messageId"`
-	MessageIDSnake        *string         `json:"message_id"`
-	Role                  Role            `json:"role"`
-	Parts                 json.RawMessage `json:"parts"`
-	TaskID                string          `json:"taskId"`
-	TaskIDSnake           string          `json:"task_id"`
-	ContextID             string          `json:"contextId"`
-	ContextIDSnake        string          `json:"context_id"`
-	ReferenceTaskIDs      []string        `json:"referenceTaskIds"`
-	ReferenceTaskIDsSnake []string        `json:"reference_task_ids"`
-	Extensions            []string        `json:"extensions"`
-	Metadata              map[string]any  `json:"metadata"`
-}
-
-// UnmarshalJSON decodes tolerantly: snake_case aliases are accepted, a missing kind is taken to
-// be "message". Validation of required fields is left to the caller (the server answers -32602
-// naming the field; the client reports the remote as malformed).
-func (m *Message) UnmarshalJSON(b []byte) error {
-	var w messageWire
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
+// kind is the message's kind; a message without one is taken to be a message (§9.2's own
+// example and the TCK's older fixtures omit it).
+func (m *messageIn) kind() string {
+	if m.Kind == nil {
+		return KindMessage
 	}
-	*m = Message{Role: w.Role, Extensions: w.Extensions, Metadata: w.Metadata}
-	m.Kind = KindMessage
-	if w.Kind != nil {
-		m.Kind = *w.Kind
-	}
+	return *m.Kind
+}
+
+func (m *messageIn) messageID() string {
 	switch {
-	case w.MessageID != nil:
-		m.MessageID = *w.MessageID
-	case w.MessageIDSnake != nil:
-		m.MessageID = *w.MessageIDSnake
+	case m.MessageID != nil:
+		return *m.MessageID
+	case m.MessageIDSnake != nil:
+		return *m.MessageIDSnake
 	}
-	m.TaskID = firstNonEmpty(w.TaskID, w.TaskIDSnake)
-	m.ContextID = firstNonEmpty(w.ContextID, w.ContextIDSnake)
-	m.ReferenceTaskIDs = w.ReferenceTaskIDs
-	if m.ReferenceTaskIDs == nil {
-		m.ReferenceTaskIDs = w.ReferenceTaskIDsSnake
-	}
-	if len(w.Parts) > 0 && string(w.Parts) != "null" {
-		if err := json.Unmarshal(w.Parts, &m.Parts); err != nil {
-			return fmt.Errorf("parts: %w", err)
-		}
-	}
-	return nil
+	return ""
 }
 
-// Part is the union text | file | data, discriminated by Kind.
-type Part struct {
-	Kind     string         `json:"kind"`
-	Text     string         `json:"text,omitempty"`
-	File     *FileContent   `json:"file,omitempty"`
-	Data     map[string]any `json:"data,omitempty"`
-	Metadata map[string]any `json:"metadata,omitempty"`
+func (m *messageIn) taskID() string    { return firstNonEmpty(m.TaskID, m.TaskIDSnake) }
+func (m *messageIn) contextID() string { return firstNonEmpty(m.ContextID, m.ContextIDSnake) }
+
+// partIn is one part of an incoming message, read only as far as validation needs: its kind
+// (a part without kind that carries a string text is a text part, as older clients send it)
+// and its text.
+type partIn struct {
+	Kind string
+	Text string
 }
 
-// FileContent is a file part's payload: inline bytes (base64) or a URI.
-type FileContent struct {
-	Bytes    string `json:"bytes,omitempty"`
-	URI      string `json:"uri,omitempty"`
-	Name     string `json:"name,omitempty"`
-	MimeType string `json:"mimeType,omitempty"`
-}
-
-// TextPart builds a text part.
-func TextPart(text string) Part { return Part{Kind: KindText, Text: text} }
-
-// MarshalJSON emits exactly the fields the part's kind requires: a text part keeps "text" even
-// when empty, because the schema requires it. HTML is not escaped, as in every other answer.
-func (p Part) MarshalJSON() ([]byte, error) {
-	var v any
-	switch p.Kind {
-	case KindText:
-		v = struct {
-			Kind     string         `json:"kind"`
-			Text     string         `json:"text"`
-			Metadata map[string]any `json:"metadata,omitempty"`
-		}{p.Kind, p.Text, p.Metadata}
-	case KindFile:
-		f := p.File
-		if f == nil {
-			f = &FileContent{}
-		}
-		v = struct {
-			Kind     string         `json:"kind"`
-			File     *FileContent   `json:"file"`
-			Metadata map[string]any `json:"metadata,omitempty"`
-		}{p.Kind, f, p.Metadata}
-	case KindData:
-		d := p.Data
-		if d == nil {
-			d = map[string]any{}
-		}
-		v = struct {
-			Kind     string         `json:"kind"`
-			Data     map[string]any `json:"data"`
-			Metadata map[string]any `json:"metadata,omitempty"`
-		}{p.Kind, d, p.Metadata}
-	default:
-		return nil, fmt.Errorf("a2a: part kind %q is not text, file or data", p.Kind)
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
-
-// UnmarshalJSON accepts a part without kind when it carries a string "text" (older clients); an
-// unknown kind decodes with Kind set so the server can name it in its -32602.
-func (p *Part) UnmarshalJSON(b []byte) error {
+func (p *partIn) UnmarshalJSON(b []byte) error {
 	var w struct {
-		Kind     *string         `json:"kind"`
-		Text     *string         `json:"text"`
-		File     *FileContent    `json:"file"`
-		Data     json.RawMessage `json:"data"`
-		Metadata map[string]any  `json:"metadata"`
+		Kind *string         `json:"kind"`
+		Text *string         `json:"text"`
+		File json.RawMessage `json:"file"`
+		Data json.RawMessage `json:"data"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*p = Part{File: w.File, Metadata: w.Metadata}
+	*p = partIn{}
 	if w.Text != nil {
 		p.Text = *w.Text
 	}
@@ -245,94 +104,33 @@ func (p *Part) UnmarshalJSON(b []byte) error {
 		p.Kind = *w.Kind
 	case w.Text != nil:
 		p.Kind = KindText
-	case w.File != nil:
+	case len(w.File) > 0:
 		p.Kind = KindFile
 	case len(w.Data) > 0:
 		p.Kind = KindData
 	}
-	if p.Kind == KindData && len(w.Data) > 0 {
-		// A data part whose payload is not an object is malformed; keep it as an empty object
-		// so the part still reads as "data" (the server refuses data parts anyway).
-		_ = json.Unmarshal(w.Data, &p.Data)
-	}
 	return nil
 }
 
-// TaskState is the A2A task lifecycle state.
-type TaskState string
-
-const (
-	StateSubmitted     TaskState = "submitted"
-	StateWorking       TaskState = "working"
-	StateInputRequired TaskState = "input-required"
-	StateCompleted     TaskState = "completed"
-	StateCanceled      TaskState = "canceled"
-	StateFailed        TaskState = "failed"
-	StateRejected      TaskState = "rejected"
-	StateAuthRequired  TaskState = "auth-required"
-	StateUnknown       TaskState = "unknown"
-)
-
-// Terminal reports whether a task in this state can never change again (spec §6.3).
-func (s TaskState) Terminal() bool {
-	switch s {
-	case StateCompleted, StateCanceled, StateFailed, StateRejected:
-		return true
-	}
-	return false
+// sendParams are the params of message/send. a2a-go's MessageSendParams cannot read them: its
+// Message is the one described at messageIn.
+type sendParams struct {
+	Message       *messageIn     `json:"message"`
+	Configuration *sendConfig    `json:"configuration"`
+	Metadata      map[string]any `json:"metadata"`
 }
 
-// Interrupted reports whether the task waits for the client (another message/send resumes it).
-func (s TaskState) Interrupted() bool {
-	return s == StateInputRequired || s == StateAuthRequired
+// sendConfig is message/send's optional configuration. a2a-go's MessageSendConfig knows no
+// snake_case and decodes pushNotificationConfig into its PushConfig, which fails on shapes
+// mosh does not care about: mosh only needs to know whether one was sent (it answers -32003).
+type sendConfig struct {
+	AcceptedOutputModes    []string
+	HistoryLength          *int
+	PushNotificationConfig json.RawMessage
+	Blocking               *bool
 }
 
-// Task is the unit of work (spec §6.1).
-type Task struct {
-	Kind      string         `json:"kind"`
-	ID        string         `json:"id"`
-	ContextID string         `json:"contextId"`
-	Status    TaskStatus     `json:"status"`
-	History   []Message      `json:"history"`
-	Artifacts []Artifact     `json:"artifacts"`
-	Metadata  map[string]any `json:"metadata,omitempty"`
-}
-
-// TaskStatus is a task's current state with an optional agent message.
-type TaskStatus struct {
-	State     TaskState `json:"state"`
-	Message   *Message  `json:"message,omitempty"`
-	Timestamp string    `json:"timestamp,omitempty"`
-}
-
-// Artifact is an output of a task.
-type Artifact struct {
-	ArtifactID  string         `json:"artifactId"`
-	Name        string         `json:"name,omitempty"`
-	Description string         `json:"description,omitempty"`
-	Parts       []Part         `json:"parts"`
-	Metadata    map[string]any `json:"metadata,omitempty"`
-	Extensions  []string       `json:"extensions,omitempty"`
-}
-
-// MessageSendParams are the params of message/send.
-type MessageSendParams struct {
-	Message       *Message           `json:"message"`
-	Configuration *MessageSendConfig `json:"configuration,omitempty"`
-	Metadata      map[string]any     `json:"metadata,omitempty"`
-}
-
-// MessageSendConfig is message/send's optional configuration. PushNotificationConfig is kept raw:
-// mosh only needs to know whether one was sent (it answers -32003).
-type MessageSendConfig struct {
-	AcceptedOutputModes    []string        `json:"acceptedOutputModes,omitempty"`
-	HistoryLength          *int            `json:"historyLength,omitempty"`
-	PushNotificationConfig json.RawMessage `json:"pushNotificationConfig,omitempty"`
-	Blocking               *bool           `json:"blocking,omitempty"`
-}
-
-// UnmarshalJSON accepts snake_case aliases, as for Message.
-func (c *MessageSendConfig) UnmarshalJSON(b []byte) error {
+func (c *sendConfig) UnmarshalJSON(b []byte) error {
 	var w struct {
 		AcceptedOutputModes      []string        `json:"acceptedOutputModes"`
 		AcceptedOutputModesSnake []string        `json:"accepted_output_modes"`
@@ -345,7 +143,7 @@ func (c *MessageSendConfig) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*c = MessageSendConfig{AcceptedOutputModes: w.AcceptedOutputModes, HistoryLength: w.HistoryLength,
+	*c = sendConfig{AcceptedOutputModes: w.AcceptedOutputModes, HistoryLength: w.HistoryLength,
 		PushNotificationConfig: w.Push, Blocking: w.Blocking}
 	if c.AcceptedOutputModes == nil {
 		c.AcceptedOutputModes = w.AcceptedOutputModesSnake
@@ -362,35 +160,33 @@ func (c *MessageSendConfig) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// TaskQueryParams are the params of tasks/get.
-type TaskQueryParams struct {
-	ID            string         `json:"id"`
-	HistoryLength *int           `json:"historyLength,omitempty"`
-	Metadata      map[string]any `json:"metadata,omitempty"`
+// queryParams are the params of tasks/get: a2a-go's TaskQueryParams with history_length
+// accepted as an alias, which a2a-go's does not.
+type queryParams struct {
+	ID            string
+	HistoryLength *int
 }
 
-// UnmarshalJSON accepts history_length as an alias.
-func (q *TaskQueryParams) UnmarshalJSON(b []byte) error {
+func (q *queryParams) UnmarshalJSON(b []byte) error {
 	var w struct {
-		ID                 string         `json:"id"`
-		HistoryLength      *int           `json:"historyLength"`
-		HistoryLengthSnake *int           `json:"history_length"`
-		Metadata           map[string]any `json:"metadata"`
+		ID                 string `json:"id"`
+		HistoryLength      *int   `json:"historyLength"`
+		HistoryLengthSnake *int   `json:"history_length"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*q = TaskQueryParams{ID: w.ID, HistoryLength: w.HistoryLength, Metadata: w.Metadata}
+	*q = queryParams{ID: w.ID, HistoryLength: w.HistoryLength}
 	if q.HistoryLength == nil {
 		q.HistoryLength = w.HistoryLengthSnake
 	}
 	return nil
 }
 
-// TaskIDParams are the params of tasks/cancel.
-type TaskIDParams struct {
-	ID       string         `json:"id"`
-	Metadata map[string]any `json:"metadata,omitempty"`
+// interrupted reports whether a task in this state waits for the client: another message/send
+// with its taskId resumes it. (a2a-go's TaskState has Terminal but not this.)
+func interrupted(s goa2a.TaskState) bool {
+	return s == goa2a.TaskStateInputRequired || s == goa2a.TaskStateAuthRequired
 }
 
 // Error codes (spec §8). -32000…-32099 are server-defined; mosh defines none.
@@ -426,8 +222,9 @@ var codeMessages = map[int]string{
 	CodeExtendedCardNotConfigured:    "Authenticated Extended Card is not configured",
 }
 
-// RPCError is a JSON-RPC error object. It is also the error type the Client returns when a
-// remote answers with one, so callers can errors.As and switch on Code.
+// RPCError is a JSON-RPC error object: a2a-go exports none (it maps codes to sentinel errors
+// inside its transports). It is also the error type the Client returns when a remote answers
+// with one, so callers can errors.As and switch on Code.
 type RPCError struct {
 	Code    int             `json:"code"`
 	Message string          `json:"message"`
@@ -482,8 +279,8 @@ func NewRPCError(code int, detail string) *RPCError {
 // jsonrpcVersion is the only JSON-RPC version accepted.
 const jsonrpcVersion = "2.0"
 
-// Response is a JSON-RPC response. ID is kept raw so a numeric id goes back as a number and a
-// string id as a string.
+// Response is a JSON-RPC response (a2a-go exports no envelope). ID is kept raw so a numeric id
+// goes back as a number and a string id as a string.
 type Response struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 
+	goa2a "github.com/a2aproject/a2a-go/a2a"
+
 	"github.com/mosh-dev/mosh/a2a"
 	"github.com/mosh-dev/mosh/herd"
 )
@@ -159,7 +161,7 @@ func TestRemoteMemberBlockedOnPermission(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if at.Status.State != a2a.StateWorking {
+	if at.Status.State != goa2a.TaskStateWorking {
 		t.Errorf("far task %s reads %s over A2A while the far herd keeps it open (its screen at rest, the hook not in yet); want working: completed is terminal, the near herd closes its task with no answer", farTask, at.Status.State)
 	}
 	if ft := far.task(farTask); !ft.Open {
@@ -218,7 +220,7 @@ func TestRemoteMemberBlockedOnPermission(t *testing.T) {
 	if at, err = ac.GetTask(ctx, farTask, -1); err != nil {
 		t.Fatal(err)
 	}
-	if at.Status.State != a2a.StateInputRequired || at.Status.Message == nil || !strings.Contains(statusText(at), "Do you want to proceed?") {
+	if at.Status.State != goa2a.TaskStateInputRequired || at.Status.Message == nil || !strings.Contains(statusText(at), "Do you want to proceed?") {
 		t.Errorf("far task %s over A2A: %s, status message %+v; want input-required with the question", farTask, at.Status.State, at.Status.Message)
 	}
 
@@ -244,15 +246,11 @@ func TestRemoteMemberBlockedOnPermission(t *testing.T) {
 }
 
 // statusText is the text of an A2A task's status message.
-func statusText(t *a2a.Task) string {
+func statusText(t *goa2a.Task) string {
 	if t.Status.Message == nil {
 		return ""
 	}
-	var s []string
-	for _, p := range t.Status.Message.Parts {
-		s = append(s, p.Text)
-	}
-	return strings.Join(s, "\n")
+	return a2a.PartsText(t.Status.Message.Parts)
 }
 
 // TestRemoteMemberAsksAgainInTheSameTask: the far engine asks a permission, is answered through

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	goa2a "github.com/a2aproject/a2a-go/a2a"
+
 	"github.com/mosh-dev/mosh/a2a"
 	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
@@ -132,11 +134,11 @@ func TestSendGetWaitThroughTheRealHerd(t *testing.T) {
 	if herd.CheckTaskID(rec.ID) != nil || rec.Member != "api" || rec.Text != "say hello" || rec.Outcome != a2a.OutcomeOpen {
 		t.Fatalf("sent %+v", rec)
 	}
-	if st := a2a.StateOf(rec); st != a2a.StateWorking {
+	if st := a2a.StateOf(rec); st != goa2a.TaskStateWorking {
 		t.Fatalf("a task just sent reads %s (herd %s), want working", st, rec.State)
 	}
 	done := e.wait(rec.ID, a2a.HerdBlocked, a2a.HerdDone, a2a.HerdIdle, a2a.HerdGone)
-	if a2a.StateOf(done) != a2a.StateCompleted || !strings.Contains(done.Output, "say hello") || len(done.Transitions) < 2 {
+	if a2a.StateOf(done) != goa2a.TaskStateCompleted || !strings.Contains(done.Output, "say hello") || len(done.Transitions) < 2 {
 		t.Fatalf("finished turn %+v", done)
 	}
 
@@ -145,7 +147,7 @@ func TestSendGetWaitThroughTheRealHerd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if second.ID == rec.ID || a2a.StateOf(second) != a2a.StateWorking {
+	if second.ID == rec.ID || a2a.StateOf(second) != goa2a.TaskStateWorking {
 		t.Fatalf("second task %+v reads %s", second, a2a.StateOf(second))
 	}
 	got := e.wait(second.ID, a2a.HerdDone, a2a.HerdIdle)
@@ -175,13 +177,13 @@ func TestAnswerKeepsTheTaskID(t *testing.T) {
 		t.Fatal(err)
 	}
 	asked := e.wait(rec.ID, a2a.HerdBlocked, a2a.HerdDone, a2a.HerdIdle)
-	if a2a.StateOf(asked) != a2a.StateInputRequired || asked.BlockedOn != "permission" || !strings.Contains(asked.Output, "touch perm.txt") {
+	if a2a.StateOf(asked) != goa2a.TaskStateInputRequired || asked.BlockedOn != "permission" || !strings.Contains(asked.Output, "touch perm.txt") {
 		t.Fatalf("permission dialog: %+v", asked)
 	}
 	// A new message to a blocked member is queued (submitted), not refused: it is typed once
 	// the member is at rest again.
 	queued, err := e.b.Send(e.ctx, "api", "something else", "")
-	if err != nil || queued.ID == rec.ID || a2a.StateOf(queued) != a2a.StateSubmitted {
+	if err != nil || queued.ID == rec.ID || a2a.StateOf(queued) != goa2a.TaskStateSubmitted {
 		t.Fatalf("a new prompt to a blocked member: %+v %v", queued, err)
 	}
 
@@ -192,14 +194,14 @@ func TestAnswerKeepsTheTaskID(t *testing.T) {
 	if answered.ID != rec.ID || len(answered.Answers) != 1 || answered.Answers[0].Text != "1" {
 		t.Fatalf("answer: %+v", answered)
 	}
-	if st := a2a.StateOf(answered); st == a2a.StateInputRequired {
+	if st := a2a.StateOf(answered); st == goa2a.TaskStateInputRequired {
 		t.Fatalf("the answer was returned before the member took it: %+v", answered)
 	}
 	final := e.wait(rec.ID, a2a.HerdDone, a2a.HerdIdle, a2a.HerdBlocked)
-	if a2a.StateOf(final) != a2a.StateCompleted || !strings.Contains(final.Output, "Created the file") {
+	if a2a.StateOf(final) != goa2a.TaskStateCompleted || !strings.Contains(final.Output, "Created the file") {
 		t.Fatalf("after the answer: %+v", final)
 	}
-	if q := e.wait(queued.ID, a2a.HerdDone, a2a.HerdIdle); a2a.StateOf(q) != a2a.StateCompleted || !strings.Contains(q.Output, "something else") {
+	if q := e.wait(queued.ID, a2a.HerdDone, a2a.HerdIdle); a2a.StateOf(q) != goa2a.TaskStateCompleted || !strings.Contains(q.Output, "something else") {
 		t.Fatalf("the queued prompt: %+v", q)
 	}
 	// A finished task takes no more answers.
@@ -220,7 +222,7 @@ func TestCancelInterruptsAndNeverKills(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.ID != rec.ID || got.Outcome != a2a.OutcomeCanceled || a2a.StateOf(got) != a2a.StateCanceled {
+	if got.ID != rec.ID || got.Outcome != a2a.OutcomeCanceled || a2a.StateOf(got) != goa2a.TaskStateCanceled {
 		t.Fatalf("canceled %+v", got)
 	}
 	if _, err := e.b.Cancel(e.ctx, rec.ID); !errors.Is(err, a2a.ErrTaskFinished) {
@@ -242,7 +244,7 @@ func TestCancelInterruptsAndNeverKills(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fin := e.wait(next.ID, a2a.HerdDone, a2a.HerdIdle); a2a.StateOf(fin) != a2a.StateCompleted {
+	if fin := e.wait(next.ID, a2a.HerdDone, a2a.HerdIdle); a2a.StateOf(fin) != goa2a.TaskStateCompleted {
 		t.Fatalf("prompt after cancel: %+v", fin)
 	}
 
@@ -280,7 +282,7 @@ func TestAutonomousFlagAndGoneMember(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Outcome != a2a.OutcomeCanceled || a2a.StateOf(got) != a2a.StateCanceled || got.Error == "" || !got.Autonomous {
+	if got.Outcome != a2a.OutcomeCanceled || a2a.StateOf(got) != goa2a.TaskStateCanceled || got.Error == "" || !got.Autonomous {
 		t.Fatalf("task of a killed member: %+v", got)
 	}
 	// The flag is the ledger's, not this server's memory: after the daemon and the server restart,
@@ -360,7 +362,7 @@ func TestReconnectsAfterTheDaemonRestarts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fin := e.wait(rec.ID, a2a.HerdDone, a2a.HerdIdle); a2a.StateOf(fin) != a2a.StateCompleted {
+	if fin := e.wait(rec.ID, a2a.HerdDone, a2a.HerdIdle); a2a.StateOf(fin) != goa2a.TaskStateCompleted {
 		t.Fatalf("after reconnecting: %+v", fin)
 	}
 }
@@ -379,7 +381,7 @@ func TestCancelOfARemoteMemberCancelsItsTask(t *testing.T) {
 	}
 	e.wait(rec.ID, a2a.HerdWorking)
 	got, err := e.b.Cancel(e.ctx, rec.ID)
-	if err != nil || a2a.StateOf(got) != a2a.StateCanceled {
+	if err != nil || a2a.StateOf(got) != goa2a.TaskStateCanceled {
 		t.Fatalf("cancel: %+v %v", got, err)
 	}
 	task, err := e.c.Task(e.ctx, rec.ID)
@@ -406,11 +408,11 @@ func TestCancelIsDurableAndQueuedTasksCancelUntyped(t *testing.T) {
 		t.Fatalf("follow-up into a working task: %+v %v", follow, err)
 	}
 	queued, err := e.b.Send(e.ctx, "api", "say later", "")
-	if err != nil || a2a.StateOf(queued) != a2a.StateSubmitted {
+	if err != nil || a2a.StateOf(queued) != goa2a.TaskStateSubmitted {
 		t.Fatalf("queued: %+v %v", queued, err)
 	}
 	got, err := e.b.Cancel(e.ctx, queued.ID)
-	if err != nil || a2a.StateOf(got) != a2a.StateCanceled {
+	if err != nil || a2a.StateOf(got) != goa2a.TaskStateCanceled {
 		t.Fatalf("cancel of a queued task: %+v %v", got, err)
 	}
 	if _, err := e.b.Cancel(e.ctx, rec.ID); err != nil {
@@ -428,7 +430,7 @@ func TestCancelIsDurableAndQueuedTasksCancelUntyped(t *testing.T) {
 	defer fresh.Close()
 	for _, id := range []string{rec.ID, queued.ID} {
 		got, err := fresh.Get(e.ctx, id, -1)
-		if err != nil || got.Outcome != a2a.OutcomeCanceled || a2a.StateOf(got) != a2a.StateCanceled {
+		if err != nil || got.Outcome != a2a.OutcomeCanceled || a2a.StateOf(got) != goa2a.TaskStateCanceled {
 			t.Fatalf("%s after a restart of the server: %+v %v", id, got, err)
 		}
 	}
@@ -448,7 +450,7 @@ func TestCrashedTaskFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := e.wait(rec.ID, a2a.HerdDone, a2a.HerdIdle, a2a.HerdGone)
-	if got.Outcome != a2a.OutcomeFailed || a2a.StateOf(got) != a2a.StateFailed || !strings.Contains(got.Error, "code 7") {
+	if got.Outcome != a2a.OutcomeFailed || a2a.StateOf(got) != goa2a.TaskStateFailed || !strings.Contains(got.Error, "code 7") {
 		t.Fatalf("task of a crashed member: %+v", got)
 	}
 }
@@ -499,7 +501,7 @@ func TestInterruptAndCancelGoThroughTheDaemon(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.wait(web.ID, a2a.HerdWorking)
-	if got, err := e.b.Cancel(e.ctx, web.ID); err != nil || a2a.StateOf(got) != a2a.StateCanceled {
+	if got, err := e.b.Cancel(e.ctx, web.ID); err != nil || a2a.StateOf(got) != goa2a.TaskStateCanceled {
 		t.Fatalf("A2A cancel: %+v %v", got, err)
 	}
 	if _, err := e.c.Wait(e.ctx, []string{"web"}, herd.WaitOptions{States: []string{herd.StateIdle}, Timeout: safety}); err != nil {
@@ -537,14 +539,14 @@ func TestCanceledTaskReadsCanceledAfterADaemonRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range []string{queued.ID, rec.ID} {
-		if got, err := e.b.Cancel(e.ctx, id); err != nil || a2a.StateOf(got) != a2a.StateCanceled {
+		if got, err := e.b.Cancel(e.ctx, id); err != nil || a2a.StateOf(got) != goa2a.TaskStateCanceled {
 			t.Fatalf("cancel %s: %+v %v", id, got, err)
 		}
 	}
 	e.restart()
 	for _, id := range []string{rec.ID, queued.ID} {
 		got, err := e.b.Get(e.ctx, id, -1)
-		if err != nil || got.Outcome != a2a.OutcomeCanceled || a2a.StateOf(got) != a2a.StateCanceled {
+		if err != nil || got.Outcome != a2a.OutcomeCanceled || a2a.StateOf(got) != goa2a.TaskStateCanceled {
 			t.Fatalf("%s after a daemon restart: %+v %v", id, got, err)
 		}
 		if _, err := e.b.Cancel(e.ctx, id); !errors.Is(err, a2a.ErrTaskFinished) {

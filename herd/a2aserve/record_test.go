@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	goa2a "github.com/a2aproject/a2a-go/a2a"
+
 	"github.com/mosh-dev/mosh/a2a"
 	"github.com/mosh-dev/mosh/herd"
 )
@@ -22,55 +24,55 @@ func TestRecordMapping(t *testing.T) {
 		state     a2a.HerdState
 		authority string
 		outcome   a2a.Outcome
-		a2aState  a2a.TaskState
+		a2aState  goa2a.TaskState
 	}{
 		{"fresh prompt into an idle member", view{task: with(func(t *herd.Task) { t.State, t.StateAtSubmit = "submitted", "idle" })},
-			a2a.HerdIdle, "", a2a.OutcomeOpen, a2a.StateWorking},
+			a2a.HerdIdle, "", a2a.OutcomeOpen, goa2a.TaskStateWorking},
 		{"a done line left from the previous turn is not this task's", view{task: with(func(t *herd.Task) { t.State, t.StateAtSubmit = "submitted", "done" })},
-			a2a.HerdIdle, "", a2a.OutcomeOpen, a2a.StateWorking},
+			a2a.HerdIdle, "", a2a.OutcomeOpen, goa2a.TaskStateWorking},
 		{"typed into a busy member", view{task: with(func(t *herd.Task) { t.State, t.StateAtSubmit = "submitted", "working" })},
-			a2a.HerdWorking, "", a2a.OutcomeOpen, a2a.StateWorking},
+			a2a.HerdWorking, "", a2a.OutcomeOpen, goa2a.TaskStateWorking},
 		{"working", view{task: with(func(t *herd.Task) {
 			t.State, t.Transitions = "working", []herd.TaskTransition{tr(1010, "working", "", "")}
-		})}, a2a.HerdWorking, "screen", a2a.OutcomeOpen, a2a.StateWorking},
+		})}, a2a.HerdWorking, "screen", a2a.OutcomeOpen, goa2a.TaskStateWorking},
 		{"stopped to ask", view{task: with(func(t *herd.Task) {
 			t.State, t.Transitions = "blocked", []herd.TaskTransition{tr(1010, "working", "", ""), tr(1020, "blocked", "permission", "")}
-		}), asked: "Allow touch perm.txt? 1 yes 2 no"}, a2a.HerdBlocked, "screen", a2a.OutcomeOpen, a2a.StateInputRequired},
+		}), asked: "Allow touch perm.txt? 1 yes 2 no"}, a2a.HerdBlocked, "screen", a2a.OutcomeOpen, goa2a.TaskStateInputRequired},
 		{"answer not taken yet", view{task: with(func(t *herd.Task) {
 			t.State, t.Transitions = "blocked", []herd.TaskTransition{tr(1010, "working", "", ""), tr(1020, "blocked", "permission", ""), tr(1030, "blocked", "permission", "answered: 1")}
-		})}, a2a.HerdBlocked, "", a2a.OutcomeOpen, a2a.StateInputRequired},
+		})}, a2a.HerdBlocked, "", a2a.OutcomeOpen, goa2a.TaskStateInputRequired},
 		{"answer taken", view{task: with(func(t *herd.Task) {
 			t.State, t.Transitions = "working", []herd.TaskTransition{tr(1010, "working", "", ""), tr(1020, "blocked", "permission", ""),
 				tr(1030, "blocked", "permission", "answered: 1"), tr(1040, "working", "", "")}
-		})}, a2a.HerdWorking, "screen", a2a.OutcomeOpen, a2a.StateWorking},
+		})}, a2a.HerdWorking, "screen", a2a.OutcomeOpen, goa2a.TaskStateWorking},
 		// Eval finding 5: a hooked engine's screen read done (the last turn's done line) after
 		// the prompt, ahead of the hooks; the herd kept the task open and the engine went on to
 		// ask a permission. completed would have been terminal for the remote following it.
 		{"a screen done while the herd keeps the task open", view{task: with(func(t *herd.Task) {
 			t.State, t.StateAtSubmit = "done", "done"
 			t.Transitions = []herd.TaskTransition{{AtMs: 1005, State: "working", Authority: "runtime"}, tr(1010, "working", "", ""), tr(1020, "done", "", "")}
-		})}, a2a.HerdWorking, "", a2a.OutcomeOpen, a2a.StateWorking},
+		})}, a2a.HerdWorking, "", a2a.OutcomeOpen, goa2a.TaskStateWorking},
 		{"idle after working while the herd keeps the task open", view{task: with(func(t *herd.Task) {
 			t.State, t.StateAtSubmit = "idle", "idle"
 			t.Transitions = []herd.TaskTransition{tr(1010, "working", "", ""), tr(1020, "idle", "", "")}
-		})}, a2a.HerdWorking, "", a2a.OutcomeOpen, a2a.StateWorking},
+		})}, a2a.HerdWorking, "", a2a.OutcomeOpen, goa2a.TaskStateWorking},
 		{"finished", view{task: with(func(t *herd.Task) {
 			t.Open, t.State, t.EndedMs = false, "done", 1100
 			t.Transitions = []herd.TaskTransition{tr(1010, "working", "", ""), tr(1100, "done", "", "")}
 			t.Artifact = &herd.TaskArtifact{Text: "all tests pass", Source: "screen", Chars: 14}
-		})}, a2a.HerdDone, "screen", a2a.OutcomeSettled, a2a.StateCompleted},
+		})}, a2a.HerdDone, "screen", a2a.OutcomeSettled, goa2a.TaskStateCompleted},
 		{"member stopped", view{task: with(func(t *herd.Task) {
 			t.Open, t.State, t.EndedMs, t.Note = false, "gone", 1100, "reconciled on read: api no longer exists"
 			t.Artifact = &herd.TaskArtifact{Text: "reconciled on read: api no longer exists", Source: "error"}
-		})}, a2a.HerdGone, "", a2a.OutcomeGone, a2a.StateFailed},
+		})}, a2a.HerdGone, "", a2a.OutcomeGone, goa2a.TaskStateFailed},
 		{"canceled (the ledger's close, read by any server)", view{task: with(func(t *herd.Task) {
 			t.Open, t.State, t.EndedMs, t.Note = false, "canceled", 1150, "canceled"
 			t.Transitions = []herd.TaskTransition{tr(1010, "working", "", ""), tr(1150, "canceled", "", "canceled")}
-		})}, a2a.HerdWorking, "screen", a2a.OutcomeCanceled, a2a.StateCanceled},
+		})}, a2a.HerdWorking, "screen", a2a.OutcomeCanceled, goa2a.TaskStateCanceled},
 		{"interrupted", view{task: with(func(t *herd.Task) {
 			t.Open, t.State, t.EndedMs = false, "interrupted", 1150
 			t.Transitions = []herd.TaskTransition{tr(1010, "working", "", ""), tr(1150, "interrupted", "", "interrupted (mosh herd interrupt)")}
-		})}, a2a.HerdWorking, "screen", a2a.OutcomeCanceled, a2a.StateCanceled},
+		})}, a2a.HerdWorking, "screen", a2a.OutcomeCanceled, goa2a.TaskStateCanceled},
 	}
 	for _, c := range cases {
 		rec := c.v.record()

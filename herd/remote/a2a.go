@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	goa2a "github.com/a2aproject/a2a-go/a2a"
+
 	"github.com/mosh-dev/mosh/a2a"
 	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd/vocab"
@@ -58,8 +60,8 @@ func (c *Conn) sendA2A(ctx context.Context, text, taskID string) (Observation, e
 	}
 	if res.Message != nil {
 		// Some agents answer at once with a message instead of a task: a finished turn.
-		return Observation{TaskID: res.Message.TaskID, ContextID: res.Message.ContextID,
-			RemoteState: string(a2a.StateCompleted), State: vocab.Done, Terminal: true, Output: partsText(res.Message.Parts)}, nil
+		return Observation{TaskID: string(res.Message.TaskID), ContextID: res.Message.ContextID,
+			RemoteState: string(goa2a.TaskStateCompleted), State: vocab.Done, Terminal: true, Output: a2a.PartsText(res.Message.Parts)}, nil
 	}
 	return observe(res.Task), nil
 }
@@ -115,28 +117,30 @@ func (c *Conn) endpointOr(cl *a2a.Client) string {
 }
 
 // observe maps an A2A task onto herd's vocabulary.
-func observe(t *a2a.Task) Observation {
-	o := Observation{TaskID: t.ID, ContextID: t.ContextID, RemoteState: string(t.Status.State), Output: a2a.OutputText(t)}
-	o.StatusKey = t.Status.Timestamp
+func observe(t *goa2a.Task) Observation {
+	o := Observation{TaskID: string(t.ID), ContextID: t.ContextID, RemoteState: string(t.Status.State), Output: a2a.OutputText(t)}
+	if ts := t.Status.Timestamp; ts != nil {
+		o.StatusKey = ts.UTC().Format(time.RFC3339Nano)
+	}
 	if t.Status.Message != nil {
-		o.Message = partsText(t.Status.Message.Parts)
-		if t.Status.Message.MessageID != "" {
-			o.StatusKey = t.Status.Message.MessageID
+		o.Message = a2a.PartsText(t.Status.Message.Parts)
+		if t.Status.Message.ID != "" {
+			o.StatusKey = t.Status.Message.ID
 		}
 	}
 	switch t.Status.State {
-	case a2a.StateInputRequired:
+	case goa2a.TaskStateInputRequired:
 		o.State, o.BlockedOn = vocab.Blocked, vocab.Question
 		if k := herdBlockedOn(t); k != "" {
 			o.BlockedOn = k
 		}
-	case a2a.StateAuthRequired:
+	case goa2a.TaskStateAuthRequired:
 		o.State, o.BlockedOn = vocab.Blocked, vocab.Permission
-	case a2a.StateCompleted:
+	case goa2a.TaskStateCompleted:
 		o.State, o.Terminal = vocab.Done, true
-	case a2a.StateFailed, a2a.StateRejected:
+	case goa2a.TaskStateFailed, goa2a.TaskStateRejected:
 		o.State, o.Terminal, o.Failed = vocab.Done, true, true
-	case a2a.StateCanceled:
+	case goa2a.TaskStateCanceled:
 		o.State, o.Terminal, o.Canceled = vocab.Done, true, true
 	default:
 		// submitted, working, unknown, or a word from a newer spec: the task is still open.
@@ -149,23 +153,13 @@ func observe(t *a2a.Task) Observation {
 // metadata (mosh.blockedOn): A2A has one input-required for a permission dialog, a question and a
 // menu, and the herd on the other side says which it is. "" when the remote is not a herd or says
 // nothing the vocabulary knows.
-func herdBlockedOn(t *a2a.Task) string {
+func herdBlockedOn(t *goa2a.Task) string {
 	md, _ := t.Metadata[a2a.MetadataKey].(map[string]any)
 	k, _ := md["blockedOn"].(string)
 	if k == "" || !vocab.ValidKind(k) {
 		return ""
 	}
 	return k
-}
-
-func partsText(parts []a2a.Part) string {
-	var texts []string
-	for _, p := range parts {
-		if p.Kind == a2a.KindText && p.Text != "" {
-			texts = append(texts, p.Text)
-		}
-	}
-	return strings.Join(texts, "\n")
 }
 
 func snippetOf(b []byte) string {

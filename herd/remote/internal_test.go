@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	goa2a "github.com/a2aproject/a2a-go/a2a"
+
 	"github.com/mosh-dev/mosh/a2a"
 )
 
@@ -12,20 +14,20 @@ func TestObserveMapsEveryState(t *testing.T) {
 		state, blockedOn           string
 		terminal, failed, canceled bool
 	}
-	cases := map[a2a.TaskState]want{
-		a2a.StateSubmitted:     {state: "working"},
-		a2a.StateWorking:       {state: "working"},
-		a2a.StateUnknown:       {state: "working"},
-		"some-future-state":    {state: "working"},
-		a2a.StateInputRequired: {state: "blocked", blockedOn: "question"},
-		a2a.StateAuthRequired:  {state: "blocked", blockedOn: "permission"},
-		a2a.StateCompleted:     {state: "done", terminal: true},
-		a2a.StateFailed:        {state: "done", terminal: true, failed: true},
-		a2a.StateRejected:      {state: "done", terminal: true, failed: true},
-		a2a.StateCanceled:      {state: "done", terminal: true, canceled: true},
+	cases := map[goa2a.TaskState]want{
+		goa2a.TaskStateSubmitted:     {state: "working"},
+		goa2a.TaskStateWorking:       {state: "working"},
+		goa2a.TaskStateUnknown:       {state: "working"},
+		"some-future-state":          {state: "working"},
+		goa2a.TaskStateInputRequired: {state: "blocked", blockedOn: "question"},
+		goa2a.TaskStateAuthRequired:  {state: "blocked", blockedOn: "permission"},
+		goa2a.TaskStateCompleted:     {state: "done", terminal: true},
+		goa2a.TaskStateFailed:        {state: "done", terminal: true, failed: true},
+		goa2a.TaskStateRejected:      {state: "done", terminal: true, failed: true},
+		goa2a.TaskStateCanceled:      {state: "done", terminal: true, canceled: true},
 	}
 	for st, w := range cases {
-		o := observe(&a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: st}})
+		o := observe(&goa2a.Task{ID: "t", ContextID: "c", Status: goa2a.TaskStatus{State: st}})
 		got := want{o.State, o.BlockedOn, o.Terminal, o.Failed, o.Canceled}
 		if got != w || o.RemoteState != string(st) || o.TaskID != "t" || o.ContextID != "c" {
 			t.Errorf("%s: got %+v, want %+v", st, o, w)
@@ -36,8 +38,8 @@ func TestObserveMapsEveryState(t *testing.T) {
 // TestObserveReadsTheRemoteHerdsBlockedKind: a herd behind `mosh herd serve` says in the task's
 // metadata what its member is blocked on; input-required alone is a question.
 func TestObserveReadsTheRemoteHerdsBlockedKind(t *testing.T) {
-	task := func(md map[string]any) *a2a.Task {
-		return &a2a.Task{ID: "t-2", Status: a2a.TaskStatus{State: a2a.StateInputRequired}, Metadata: md}
+	task := func(md map[string]any) *goa2a.Task {
+		return &goa2a.Task{ID: "t-2", Status: goa2a.TaskStatus{State: goa2a.TaskStateInputRequired}, Metadata: md}
 	}
 	cases := []struct {
 		name string
@@ -59,20 +61,20 @@ func TestObserveReadsTheRemoteHerdsBlockedKind(t *testing.T) {
 }
 
 func TestObserveOutput(t *testing.T) {
-	agent := func(s string) *a2a.Message {
-		return &a2a.Message{Role: a2a.RoleAgent, Parts: []a2a.Part{a2a.TextPart(s)}}
+	agent := func(s string) *goa2a.Message {
+		return goa2a.NewMessage(goa2a.MessageRoleAgent, goa2a.TextPart{Text: s})
 	}
-	withArtifact := &a2a.Task{Status: a2a.TaskStatus{State: a2a.StateCompleted, Message: agent("status")},
-		Artifacts: []a2a.Artifact{{ArtifactID: "a", Parts: []a2a.Part{a2a.TextPart("artifact")}}}}
+	withArtifact := &goa2a.Task{Status: goa2a.TaskStatus{State: goa2a.TaskStateCompleted, Message: agent("status")},
+		Artifacts: []*goa2a.Artifact{{ID: "a", Parts: goa2a.ContentParts{goa2a.TextPart{Text: "artifact"}}}}}
 	if o := observe(withArtifact); o.Output != "artifact" || o.Message != "status" {
 		t.Errorf("artifact first: %+v", o)
 	}
-	statusOnly := &a2a.Task{Status: a2a.TaskStatus{State: a2a.StateCompleted, Message: agent("status")}}
+	statusOnly := &goa2a.Task{Status: goa2a.TaskStatus{State: goa2a.TaskStateCompleted, Message: agent("status")}}
 	if o := observe(statusOnly); o.Output != "status" {
 		t.Errorf("then status.message: %+v", o)
 	}
-	historyOnly := &a2a.Task{Status: a2a.TaskStatus{State: a2a.StateCompleted},
-		History: []a2a.Message{*agent("older"), *agent("last"), {Role: a2a.RoleUser, Parts: []a2a.Part{a2a.TextPart("question")}}}}
+	historyOnly := &goa2a.Task{Status: goa2a.TaskStatus{State: goa2a.TaskStateCompleted},
+		History: []*goa2a.Message{agent("older"), agent("last"), goa2a.NewMessage(goa2a.MessageRoleUser, goa2a.TextPart{Text: "question"})}}
 	if o := observe(historyOnly); o.Output != "last" {
 		t.Errorf("then the last agent message: %+v", o)
 	}
