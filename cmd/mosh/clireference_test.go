@@ -43,7 +43,7 @@ func cliReference(root *cobra.Command) []byte {
 	var b bytes.Buffer
 	b.WriteString("# mosh command reference\n\n")
 	b.WriteString("Generated from the command tree by `go test ./cmd/mosh -run TestCLIReference -update`; do not edit by hand.\n")
-	b.WriteString("`mosh CMD --help` prints the same text. Exit codes: [exit-codes.md](exit-codes.md).\n\n")
+	b.WriteString("`mosh CMD --help` prints the same text. Exit codes: [README](../README.md#exit-codes).\n\n")
 	var cmds []*cobra.Command
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
