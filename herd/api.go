@@ -2,7 +2,7 @@
 // (CLI, script builtins, A2A, MCP) drives it through.
 //
 // The daemon listens on a unix socket under $MOSH_HOME/herd and speaks newline-delimited JSON-RPC 2.0;
-// herd/PROTOCOL.md documents every method. Client (client.go) is the only implementation of the verbs
+// docs/protocol.md documents every method. Client (client.go) is the only implementation of the verbs
 // on the caller's side: adapters format its results and map its errors to exit codes with
 // exitcode.Of(err).
 //
@@ -19,7 +19,7 @@ import (
 	"github.com/mosh-dev/mosh/herd/vocab"
 )
 
-// Protocol method names (PROTOCOL.md documents params and results).
+// Protocol method names (docs/protocol.md documents params and results).
 // Version is the herd protocol and daemon version, reported by daemon.status and ping.
 const Version = "0.1.0"
 
@@ -84,7 +84,7 @@ const (
 	AuthorityScreen  = vocab.AuthorityScreen
 	AuthorityRemote  = vocab.AuthorityRemote
 
-	// Reason codes of ExplainResult.ReasonCode (herd/vocab; PROTOCOL.md "explain").
+	// Reason codes of ExplainResult.ReasonCode (herd/vocab; docs/protocol.md "explain").
 	ReasonRuntimeExit = vocab.ReasonRuntimeExit
 	ReasonRemoteClaim = vocab.ReasonRemoteClaim
 
@@ -466,7 +466,7 @@ type ExplainResult struct {
 	Authority string `json:"authority"`
 	Decided   string `json:"decided"` // one human sentence: why this state
 	// ReasonCode is Decided as a stable enum (screen.rule, hook.report, prompt.claim, tty.reading,
-	// runtime.exit, remote.claim…; PROTOCOL.md "explain"); RuleSource is where the deciding screen
+	// runtime.exit, remote.claim…; docs/protocol.md "explain"); RuleSource is where the deciding screen
 	// rule came from (embedded, engines.json, rules.json), "" when no screen rule decided.
 	ReasonCode string   `json:"reasonCode"`
 	RuleSource string   `json:"ruleSource,omitempty"`
@@ -532,7 +532,7 @@ type SubscribeResult struct {
 	Seq          uint64 `json:"seq"` // last event number before the subscription started
 }
 
-// AttachParams: after a successful attach result the connection carries frames (PROTOCOL.md).
+// AttachParams: after a successful attach result the connection carries frames (docs/protocol.md).
 type AttachParams struct {
 	Name string `json:"name"`
 	Cols int    `json:"cols,omitempty"`

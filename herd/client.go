@@ -827,7 +827,7 @@ func (c *Client) Attach(ctx context.Context, name string, cols, rows int) (*Atta
 	return &AttachStream{conn: conn, r: r, Result: ar}, nil
 }
 
-// AttachStream is a raw terminal stream (PROTOCOL.md, "Attach frames").
+// AttachStream is a raw terminal stream (docs/protocol.md, "Attach frames").
 type AttachStream struct {
 	conn    net.Conn
 	r       *bufio.Reader

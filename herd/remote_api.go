@@ -2,7 +2,7 @@ package herd
 
 import "encoding/json"
 
-// Wire types of the remote-member methods (remote.go has the daemon's side, PROTOCOL.md the
+// Wire types of the remote-member methods (remote.go has the daemon's side, docs/protocol.md the
 // contract). A remote member is an agent elsewhere — another machine's herd, a deployed A2A
 // agent, a `POST /run` endpoint — on the roster under a name, driven by the same verbs.
 

@@ -76,7 +76,7 @@ func emit(w io.Writer, asJSON bool, v any, human func() error) error {
 type jsonLine struct{ v any }
 
 // writeJSON writes v as indented JSON followed by a newline. Keys come from the herd types' tags,
-// which are lowerCamelCase and documented in herd/PROTOCOL.md.
+// which are lowerCamelCase and documented in docs/protocol.md.
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -2,7 +2,7 @@ package main
 
 // The ledger verbs: `mosh herd tasks|task|log|stats`, thin adapters over herd.Client's Tasks,
 // Task, Log and Stats. Same output rules as the other herd verbs: --json prints the herd types'
-// lowerCamel JSON (herd/PROTOCOL.md), a table on a terminal (relative times, human durations), and
+// lowerCamel JSON (docs/protocol.md), a table on a terminal (relative times, human durations), and
 // tab-separated rows off one (RFC3339 times, durations in milliseconds). An unknown task id or
 // member exits 3; a malformed one exits 1.
 

@@ -162,7 +162,7 @@ func (h *Herd) KillMember(name string, pid int) {
 	if pid <= 0 {
 		return
 	}
-	// Members lead their own process group (PROTOCOL.md): signal 0 to -pid finds any survivor.
+	// Members lead their own process group (docs/protocol.md): signal 0 to -pid finds any survivor.
 	for ctx.Err() == nil && syscall.Kill(-pid, 0) == nil {
 		time.Sleep(50 * time.Millisecond)
 	}

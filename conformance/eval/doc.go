@@ -69,7 +69,7 @@
 // still said loading and Claude Code's title read idle before its screen took input (a fresh member
 // reads idle only when its engine takes a prompt), an Enter Claude lost (re-sent), a screen "done"
 // closing a task before the engine's done hook and a late hook of the previous turn ending the next
-// task (herd/PROTOCOL.md "tasks": turn-start hooks, the hook grace), OpenCode's answer (its plugin
+// task (docs/protocol.md "tasks": turn-start hooks, the hook grace), OpenCode's answer (its plugin
 // sends the session's last assistant text), the remote's open task read completed over A2A, and
 // Codex --agent rows (the fake model asked to escalate where Codex forbids it).
 package evalconf

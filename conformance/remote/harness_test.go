@@ -225,7 +225,7 @@ func (h *herdHome) serve() *served {
 	return s
 }
 
-// ---- the documented JSON shapes the tests read (PROTOCOL.md) ----
+// ---- the documented JSON shapes the tests read (docs/protocol.md) ----
 
 type remoteInfo struct {
 	Kind        string `json:"kind"`

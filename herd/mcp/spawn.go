@@ -153,7 +153,7 @@ func (s *Server) planSpawn(in spawnIn) (*spawnPlan, error) {
 	if in.Machine != nil && *in.Machine != "" {
 		return nil, fmt.Errorf("spawning on machine %q is not supported: a remote herd (another `mosh herd serve`) has no A2A method that starts a member, "+
 			"and this adapter would need file access to the remote checkout for the diff and result.md. What it would take: a herd-level `member.start` "+
-			"behind serve's auth plus an artifact channel (herd/PROTOCOL.md, \"MCP adapter\"). Today: start the member on that machine "+
+			"behind serve's auth plus an artifact channel (docs/protocol.md, \"MCP adapter\"). Today: start the member on that machine "+
 			"(`mosh herd start` there), `mosh herd remote add` it here, then use message_agent / get_agent_result / list_agents with it", *in.Machine)
 	}
 	cwd := s.cwd

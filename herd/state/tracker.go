@@ -104,7 +104,7 @@ type Fused struct {
 }
 
 // Reason codes: what decided a member's state (Fused.ReasonCode, `herd
-// explain --json` reasonCode), herd/vocab's; documented in herd/PROTOCOL.md.
+// explain --json` reasonCode), herd/vocab's; documented in docs/protocol.md.
 const (
 	ReasonScreenUnread = vocab.ReasonScreenUnread
 	ReasonScreenNone   = vocab.ReasonScreenNone

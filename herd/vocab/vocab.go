@@ -43,7 +43,7 @@ const (
 	AuthorityRemote  = v.AuthorityRemote
 )
 
-// Reason codes: what decided a member's state (`herd explain --json` reasonCode; herd/PROTOCOL.md).
+// Reason codes: what decided a member's state (`herd explain --json` reasonCode; docs/protocol.md).
 const (
 	ReasonScreenUnread = v.ReasonScreenUnread
 	ReasonScreenNone   = v.ReasonScreenNone

@@ -56,7 +56,7 @@ func (a *attachment) take() ([]outFrame, bool) {
 	return a.q.TakeWith(func() { a.bytes = 0 })
 }
 
-// attach serves an attach request: a JSON response, then frames both ways (PROTOCOL.md).
+// attach serves an attach request: a JSON response, then frames both ways (docs/protocol.md).
 func (sc *serverConn) attach(req serverRequest) {
 	id := req.ID
 	if len(id) == 0 {

@@ -620,7 +620,7 @@ func (sc *serverConn) handle(ctx context.Context, req serverRequest) {
 	h, ok := handlers[req.Method]
 	if !ok {
 		if len(req.ID) > 0 {
-			sc.reply(req.ID, nil, &herd.RPCError{Code: herd.CodeMethodNotFound, Message: fmt.Sprintf("unknown method %q: see herd/PROTOCOL.md", req.Method), Data: &herd.RPCErrorData{ExitCode: int(exitcode.Usage)}})
+			sc.reply(req.ID, nil, &herd.RPCError{Code: herd.CodeMethodNotFound, Message: fmt.Sprintf("unknown method %q: see docs/protocol.md", req.Method), Data: &herd.RPCErrorData{ExitCode: int(exitcode.Usage)}})
 		}
 		return
 	}
@@ -694,7 +694,7 @@ func decode(method string, params json.RawMessage, v any) error {
 		return nil
 	}
 	if err := json.Unmarshal(params, v); err != nil {
-		return exitcode.New(exitcode.Usage, "bad params for %s: %v (see herd/PROTOCOL.md)", method, err)
+		return exitcode.New(exitcode.Usage, "bad params for %s: %v (see docs/protocol.md)", method, err)
 	}
 	return nil
 }

@@ -877,7 +877,7 @@ func TestLongHomeSocketFallback(t *testing.T) {
 	}
 }
 
-// The wire protocol as a foreign client sees it (PROTOCOL.md): errors with exit codes, unknown
+// The wire protocol as a foreign client sees it (docs/protocol.md): errors with exit codes, unknown
 // methods, bad lines, notifications without replies, out-of-order replies, and cancel.
 func TestRawProtocol(t *testing.T) {
 	h := newHerd(t)
