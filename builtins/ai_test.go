@@ -72,11 +72,12 @@ esac
 	}
 }
 
-// aiEnv is an environment whose PATH has only bin and the system directories (sleep, sed).
+// aiEnv is an environment whose PATH has only bin and the system directories (sleep, sed), with
+// a herd daemon of its own (herdDaemon) in which ai() records its calls.
 func aiEnv(t *testing.T, bin string, extra ...string) map[string]string {
 	t.Helper()
-	home := t.TempDir()
-	env := map[string]string{"PATH": bin + ":/usr/bin:/bin", "HOME": home, "MOSH_HOME": filepath.Join(home, "mosh")}
+	home := herdDaemon(t)["MOSH_HOME"]
+	env := map[string]string{"PATH": bin + ":/usr/bin:/bin", "HOME": home, "MOSH_HOME": home}
 	for _, kv := range extra {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v

@@ -32,6 +32,10 @@ type Config struct {
 	StdoutTTY bool
 	// StderrTTY: stderr is a terminal (isTerminal("stderr"): a script may redraw a progress line).
 	StderrTTY bool
+
+	// unrecordedAI runs ai() without its ledger task: BenchmarkAI's figure of ai() before it
+	// was recorded, measured in the same run as the recorded one. Nothing else sets it.
+	unrecordedAI bool
 }
 
 // Install defines every registered verb and the values argv, env, flags and alive on the VU's
