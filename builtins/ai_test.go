@@ -26,13 +26,14 @@ import (
 //	json    an answer with a JSON object inside a ```json fence
 //	other   an answer naming the engine and the prompt
 //
-// style "claude" prints the one JSON object `claude -p --output-format json` prints; "plain"
+// style "claude" prints the one JSON object `claude -p --output-format json` prints (with its
+// usage and cost); "plain"
 // prints the answer text, like codex exec, opencode run, pi -p and gemini -p.
 func fakeAIEngine(t *testing.T, dir, name, style string) {
 	t.Helper()
 	answer := `printf '%s\n' "$ans"`
 	if style == "claude" {
-		answer = `printf '{"type":"result","subtype":"%s","is_error":%s,"duration_ms":12,"result":"%s","session_id":"x"}\n' "$sub" "$iserr" "$(printf '%s' "$ans" | sed 's/\\/\\\\/g; s/"/\\"/g' | awk 'BEGIN{ORS="\\n"} {print}' | sed 's/\\n$//')"`
+		answer = `printf '{"type":"result","subtype":"%s","is_error":%s,"duration_ms":12,"result":"%s","session_id":"x","usage":{"input_tokens":7,"output_tokens":3},"total_cost_usd":0.0021}\n' "$sub" "$iserr" "$(printf '%s' "$ans" | sed 's/\\/\\\\/g; s/"/\\"/g' | awk 'BEGIN{ORS="\\n"} {print}' | sed 's/\\n$//')"`
 	}
 	script := `#!/bin/sh
 me=$(basename "$0")
