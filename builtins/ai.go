@@ -359,7 +359,7 @@ var errAITimeout = errors.New("ai timeout")
 // aiRecord is one call's task in the ledger; a nil one records nothing.
 type aiRecord struct {
 	client *herd.Client
-	id     string
+	call   string // the daemon's handle of the call
 }
 
 // aiRecordTimeout bounds the close of a call's task (the daemon answers at once; this only keeps
@@ -375,9 +375,9 @@ func beginAIRecord(ctx context.Context, spec aiSpec) (*aiRecord, error) {
 	started := time.Now()
 	cl, err := spec.herd.get(ctx, true)
 	if err == nil {
-		var id string
-		if id, err = cl.BeginHeadless(ctx, spec.member, spec.prompt, started); err == nil {
-			return &aiRecord{client: cl, id: id}, nil
+		var call string
+		if call, err = cl.BeginHeadless(ctx, spec.member, spec.prompt, started); err == nil {
+			return &aiRecord{client: cl, call: call}, nil
 		}
 	}
 	if ctx.Err() != nil {
@@ -392,7 +392,7 @@ func (r *aiRecord) end(ctx context.Context, p herd.HeadlessEndParams) {
 	if r == nil {
 		return
 	}
-	p.ID, p.EndedMs = r.id, time.Now().UnixMilli()
+	p.Call, p.EndedMs = r.call, time.Now().UnixMilli()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), aiRecordTimeout)
 	defer cancel()
 	_ = r.client.EndHeadless(ctx, p)

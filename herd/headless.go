@@ -63,14 +63,15 @@ type HeadlessBeginParams struct {
 	StartedMs int64 `json:"startedMs,omitempty"`
 }
 
-// HeadlessBeginResult names the minted task.
+// HeadlessBeginResult names the call for HeadlessEndParams. The daemon mints the call's task
+// (t-N, listed by `herd tasks`) on its ledger queue after it answered, off the caller's path.
 type HeadlessBeginResult struct {
-	ID string `json:"id"` // t-N
+	Call string `json:"call"` // c-N, valid on this connection until the call ends
 }
 
 // HeadlessEndParams closes a headless call's task.
 type HeadlessEndParams struct {
-	ID string `json:"id"`
+	Call string `json:"call"` // HeadlessBeginResult.Call
 	// State is how the call ended: done (it answered), failed (the engine exited non-zero or
 	// reported an error, the API answered an error, the call timed out) or canceled (the caller
 	// stopped it: Ctrl-C, the end of the script).
@@ -84,8 +85,8 @@ type HeadlessEndParams struct {
 }
 
 // BeginHeadless records the start of a headless call (a question the caller asks a model itself)
-// as a task of member and returns its id. The call must be ended with EndHeadless on the same
-// client; if the client's connection ends first, the daemon closes the task failed.
+// as a task of member and returns the call's handle. The call must be ended with EndHeadless on
+// the same client; if the client's connection ends first, the daemon closes the task failed.
 func (c *Client) BeginHeadless(ctx context.Context, member, text string, started time.Time) (string, error) {
 	p := HeadlessBeginParams{Member: member, Text: text}
 	if !started.IsZero() {
@@ -95,7 +96,7 @@ func (c *Client) BeginHeadless(ctx context.Context, member, text string, started
 	if err := c.call(ctx, MethodHeadlessBegin, p, &r); err != nil {
 		return "", err
 	}
-	return r.ID, nil
+	return r.Call, nil
 }
 
 // EndHeadless closes the task of a headless call begun with BeginHeadless.

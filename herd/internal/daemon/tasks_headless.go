@@ -31,12 +31,18 @@ import (
 
 // headlessCalls are the headless calls in flight. The zero value is ready.
 type headlessCalls struct {
-	mu   sync.Mutex
-	open map[string]*headlessCall // task id → call
+	mu     sync.Mutex
+	next   int64
+	calls  map[string]*headlessCall // call handle → call, from begin to end
+	byTask map[string]*headlessCall // task id → call, from its mint to its close (on the ledger queue)
 }
 
 type headlessCall struct {
+	handle string
 	member string
+	sc     *serverConn // the connection that began it; only it may end it
+	// id is the task's id once minted ("" before, or when the mint failed). Guarded by mu.
+	id string
 	// stop detaches the close that the end of the caller's connection would do.
 	stop func() bool
 }
@@ -44,6 +50,12 @@ type headlessCall struct {
 // headlessGoneNote is the ledger's word for an open call no daemon knows of any more.
 const headlessGoneNote = "reconciled on read: the ai() call ended without recording its answer (its script or the herd daemon stopped mid-call)"
 
+// hHeadlessBegin answers at once: the task's mint is queued on the member's ledger queue, off the
+// caller's path (a mint waits for the commit, and behind the close of the member's previous call;
+// the script's call waits for neither). Every later write of the call (its close) and every
+// read's reconcile of it run on that queue after the mint. A ledger that is not open refuses the
+// call; a mint the database refuses later is logged (the call is then unrecorded, as a transition
+// the database refused is).
 func hHeadlessBegin(ctx context.Context, sc *serverConn, params json.RawMessage) (any, error) {
 	var p herd.HeadlessBeginParams
 	if err := decode(herd.MethodHeadlessBegin, params, &p); err != nil {
@@ -73,30 +85,21 @@ func hHeadlessBegin(ctx context.Context, sc *serverConn, params json.RawMessage)
 	if p.StartedMs > 0 && p.StartedMs < at.UnixMilli() {
 		at = time.UnixMilli(p.StartedMs)
 	}
-	var (
-		t   ledger.Task
-		err error
-	)
-	// The call is registered in the same ledger-queue step as its mint: a read that finds the
-	// task open (its reconcile also runs on this member's queue) finds the call in flight.
-	d.lw.do(p.Member, func() {
-		if t, err = d.tasks.MintQueued(p.Member, p.Text, "", at); err == nil {
-			d.headless.add(d, sc, t.ID, p.Member)
+	c := d.headless.add(d, sc, p.Member)
+	d.lw.postMust(p.Member, func() {
+		t, err := d.tasks.MintQueued(p.Member, p.Text, "", at)
+		if err != nil {
+			d.logger.Printf("ledger: the ai() call %s of %s is not recorded: %v", c.handle, p.Member, err)
+			return
 		}
+		d.headless.minted(c, t.ID)
 	})
-	if err != nil {
-		return nil, exitcode.New(exitcode.Infra, "cannot record the ai() call in the ledger: %v (nothing was asked; see `mosh herd doctor`)", ledgerErr(err))
-	}
-	return herd.HeadlessBeginResult{ID: t.ID}, nil
+	return herd.HeadlessBeginResult{Call: c.handle}, nil
 }
 
 func hHeadlessEnd(ctx context.Context, sc *serverConn, params json.RawMessage) (any, error) {
 	var p herd.HeadlessEndParams
 	if err := decode(herd.MethodHeadlessEnd, params, &p); err != nil {
-		return nil, err
-	}
-	id := strings.TrimSpace(p.ID)
-	if _, err := ledger.ParseTaskID(id); err != nil {
 		return nil, err
 	}
 	end := ledger.Transition{At: time.Now(), State: p.State, Authority: herd.AuthorityRuntime}
@@ -123,8 +126,8 @@ func hHeadlessEnd(ctx context.Context, sc *serverConn, params json.RawMessage) (
 		}
 		end.Note += u
 	}
-	if !sc.d.headless.finish(sc.d, id, end, art) {
-		return nil, exitcode.New(exitcode.Gone, "no headless call %s in flight: it ended already, or the daemon that began it stopped (see `mosh herd task %s`)", id, id)
+	if !sc.d.headless.finish(sc.d, sc, p.Call, end, art) {
+		return nil, exitcode.New(exitcode.Gone, "no headless call %q in flight on this connection: it ended already, or the daemon that began it stopped (see `mosh herd tasks`)", p.Call)
 	}
 	return struct{}{}, nil
 }
@@ -143,48 +146,71 @@ func usageNote(raw json.RawMessage) string {
 	return "usage " + string(b)
 }
 
-// add registers the call id of sc's caller: if sc ends before the call does, the call's task is
-// closed failed.
-func (h *headlessCalls) add(d *daemon, sc *serverConn, id, member string) {
+// add registers a call of sc's caller: if sc ends before the call does, the call's task is closed
+// failed.
+func (h *headlessCalls) add(d *daemon, sc *serverConn, member string) *headlessCall {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.open == nil {
-		h.open = map[string]*headlessCall{}
+	if h.calls == nil {
+		h.calls, h.byTask = map[string]*headlessCall{}, map[string]*headlessCall{}
 	}
-	c := &headlessCall{member: member}
-	h.open[id] = c
+	h.next++
+	c := &headlessCall{handle: "c-" + itoa(int(h.next)), member: member, sc: sc}
+	h.calls[c.handle] = c
 	c.stop = context.AfterFunc(sc.ctx, func() {
 		why := "the caller went away before the answer (its script ended, was interrupted or killed)"
-		h.finish(d, id, ledger.Transition{At: time.Now(), State: ledger.StateFailed, Authority: herd.AuthorityRuntime, Note: why},
+		select {
+		case <-d.stopCh:
+			why = "the herd daemon stopped before the answer"
+		default:
+		}
+		h.finish(d, sc, c.handle, ledger.Transition{At: time.Now(), State: ledger.StateFailed, Authority: herd.AuthorityRuntime, Note: why},
 			ledger.Artifact{Text: why, Source: ledger.SourceError})
 	})
+	return c
 }
 
-// finish closes the call id if it is still in flight, and reports whether it was. The close is
-// queued on the member's ledger queue before the call leaves the table, so a read that no longer
-// finds it in flight finds its close ahead of its own reconcile.
-func (h *headlessCalls) finish(d *daemon, id string, end ledger.Transition, art ledger.Artifact) bool {
+// minted records the call's task id (on the member's ledger queue, right after the mint).
+func (h *headlessCalls) minted(c *headlessCall, id string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	c, ok := h.open[id]
-	if !ok {
+	c.id = id
+	h.byTask[id] = c
+}
+
+// finish ends the call handle begun on sc, if it is still in flight, and reports whether it was.
+// The close is queued on the member's ledger queue, after the call's mint; until it ran, reads
+// still find the task in flight (byTask), so no reconcile closes it first.
+func (h *headlessCalls) finish(d *daemon, sc *serverConn, handle string, end ledger.Transition, art ledger.Artifact) bool {
+	h.mu.Lock()
+	c, ok := h.calls[handle]
+	if !ok || c.sc != sc {
+		h.mu.Unlock()
 		return false
 	}
+	delete(h.calls, handle)
+	h.mu.Unlock()
 	c.stop()
 	d.lw.postMust(c.member, func() {
+		h.mu.Lock()
+		id := c.id
+		delete(h.byTask, id)
+		h.mu.Unlock()
+		if id == "" {
+			return // its mint failed (logged)
+		}
 		if err := d.tasks.CloseTask(id, end, art); err != nil {
-			d.logger.Printf("ledger: close headless call %s: %v", id, err)
+			d.logger.Printf("ledger: close the ai() call %s: %v", id, err)
 		}
 	})
-	delete(h.open, id)
 	return true
 }
 
-// inFlight reports whether the call id is running.
+// inFlight reports whether task id is a headless call's, minted and not closed yet.
 func (h *headlessCalls) inFlight(id string) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	_, ok := h.open[id]
+	_, ok := h.byTask[id]
 	return ok
 }
 
@@ -197,9 +223,10 @@ func (h *headlessCalls) view(t *herd.Task) {
 	}
 }
 
-// headlessStoppedReason decides a read's reconcile of an open headless call: ("", true) while it
-// runs, (why, true) when no caller holds it any more, and ok false for a task that is not a
-// headless call (its member is not a headless name, or a member of that name runs).
+// headlessStoppedReason decides a read's reconcile of an open headless call (on the member's
+// ledger queue): ("", true) while it runs, (why, true) when no caller holds it any more, and ok
+// false for a task that is not a headless call (its member is not a headless name, or a member of
+// that name runs).
 func (d *daemon) headlessStoppedReason(member, taskID string) (why string, ok bool) {
 	if !strings.HasPrefix(member, herd.HeadlessPrefix) {
 		return "", false

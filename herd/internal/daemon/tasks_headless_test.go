@@ -16,10 +16,11 @@ import (
 func TestHeadlessCallIsATask(t *testing.T) {
 	h := newHerd(t)
 	started := time.Now().Add(-1500 * time.Millisecond)
-	id, err := h.c.BeginHeadless(h.ctx, "ai-claude", "what is two plus two?", started)
+	call, err := h.c.BeginHeadless(h.ctx, "ai-claude", "what is two plus two?", started)
 	if err != nil {
 		t.Fatal(err)
 	}
+	id := h.headlessTask("ai-claude", 0)
 	tk := h.task(id)
 	if !tk.Open || tk.Queued || tk.State != herd.StateWorking || tk.Member != "ai-claude" || tk.SubmittedMs != started.UnixMilli() {
 		t.Fatalf("in flight: %+v", tk)
@@ -28,7 +29,7 @@ func TestHeadlessCallIsATask(t *testing.T) {
 		t.Fatalf("tasks in flight: %+v", ts)
 	}
 	ended := started.Add(1234 * time.Millisecond)
-	if err := h.c.EndHeadless(h.ctx, herd.HeadlessEndParams{ID: id, State: herd.StateDone, Answer: "four",
+	if err := h.c.EndHeadless(h.ctx, herd.HeadlessEndParams{Call: call, State: herd.StateDone, Answer: "four",
 		Usage: json.RawMessage(`{"output_tokens": 1, "input_tokens": 9}`), EndedMs: ended.UnixMilli()}); err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +44,7 @@ func TestHeadlessCallIsATask(t *testing.T) {
 		t.Fatalf("note %q", tk.Note)
 	}
 	// Ended once: a second end is refused, and the task keeps its first.
-	err = h.c.EndHeadless(h.ctx, herd.HeadlessEndParams{ID: id, State: "failed", Error: "late"})
+	err = h.c.EndHeadless(h.ctx, herd.HeadlessEndParams{Call: call, State: "failed", Error: "late"})
 	wantCode(t, err, exitcode.Gone)
 	if tk = h.task(id); tk.State != herd.StateDone {
 		t.Fatalf("a second end changed the task: %+v", tk)
@@ -54,26 +55,27 @@ func TestHeadlessCallIsATask(t *testing.T) {
 // ends as its own call did.
 func TestHeadlessCallsRunAtOnce(t *testing.T) {
 	h := newHerd(t)
-	var ids []string
-	for _, q := range []string{"q1", "q2", "q3"} {
-		id, err := h.c.BeginHeadless(h.ctx, "ai-codex", q, time.Time{})
+	var calls, ids []string
+	for i, q := range []string{"q1", "q2", "q3"} {
+		call, err := h.c.BeginHeadless(h.ctx, "ai-codex", q, time.Time{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		ids = append(ids, id)
+		calls = append(calls, call)
+		ids = append(ids, h.headlessTask("ai-codex", i))
 	}
 	for _, tk := range h.tasksOf("ai-codex") {
 		if !tk.Open || tk.State != herd.StateWorking {
 			t.Fatalf("a call in flight reads %+v", tk)
 		}
 	}
-	if err := h.c.EndHeadless(h.ctx, herd.HeadlessEndParams{ID: ids[2], State: herd.StateDone, Answer: "a3"}); err != nil {
+	if err := h.c.EndHeadless(h.ctx, herd.HeadlessEndParams{Call: calls[2], State: herd.StateDone, Answer: "a3"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.c.EndHeadless(h.ctx, herd.HeadlessEndParams{ID: ids[0], State: "failed", Error: "codex exited with code 1: quota"}); err != nil {
+	if err := h.c.EndHeadless(h.ctx, herd.HeadlessEndParams{Call: calls[0], State: "failed", Error: "codex exited with code 1: quota"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.c.EndHeadless(h.ctx, herd.HeadlessEndParams{ID: ids[1], State: "canceled", Error: "the script stopped the call"}); err != nil {
+	if err := h.c.EndHeadless(h.ctx, herd.HeadlessEndParams{Call: calls[1], State: "canceled", Error: "the script stopped the call"}); err != nil {
 		t.Fatal(err)
 	}
 	want := []struct{ state, art, source string }{
@@ -99,10 +101,10 @@ func TestHeadlessCallOfAGoneCallerIsClosedFailed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, err := caller.BeginHeadless(h.ctx, "ai-claude", "a long question", time.Time{})
-	if err != nil {
+	if _, err := caller.BeginHeadless(h.ctx, "ai-claude", "a long question", time.Time{}); err != nil {
 		t.Fatal(err)
 	}
+	id := h.headlessTask("ai-claude", 0)
 	caller.Close()
 	// The daemon closes it when it sees the connection end: wait for that (the condition), a
 	// generous bound only for a broken daemon.
@@ -126,16 +128,18 @@ func TestHeadlessCallOfAGoneCallerIsClosedFailed(t *testing.T) {
 // next read, like any open task whose member stopped.
 func TestHeadlessCallOpenAtDaemonKill9IsReconciled(t *testing.T) {
 	h := newHerd(t)
-	id, err := h.c.BeginHeadless(h.ctx, "ai-gemini", "still thinking", time.Time{})
+	call, err := h.c.BeginHeadless(h.ctx, "ai-gemini", "still thinking", time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	id := h.headlessTask("ai-gemini", 0)
 	h.kill9()
 	ts := h.tasksOf("ai-gemini")
 	if len(ts) != 1 || ts[0].ID != id || ts[0].Open || ts[0].State != herd.StateGone || !strings.Contains(ts[0].Note, "the ai() call ended without recording its answer") {
 		t.Fatalf("after kill -9: %+v", ts)
 	}
-	err = h.c.EndHeadless(h.ctx, herd.HeadlessEndParams{ID: id, State: herd.StateDone, Answer: "too late"})
+	// The new daemon knows no such call (a handle is only good on the connection that began it).
+	err = h.c.EndHeadless(h.ctx, herd.HeadlessEndParams{Call: call, State: herd.StateDone, Answer: "too late"})
 	wantCode(t, err, exitcode.Gone)
 }
 
@@ -148,14 +152,36 @@ func TestHeadlessCallRefusals(t *testing.T) {
 	h.run("ai-mine", echoScript)
 	_, err = h.c.BeginHeadless(h.ctx, "ai-mine", "x", time.Time{})
 	wantCode(t, err, exitcode.Usage) // a running member has the name
-	id, err := h.c.BeginHeadless(h.ctx, "ai-claude", "x", time.Time{})
+	call, err := h.c.BeginHeadless(h.ctx, "ai-claude", "x", time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = h.c.EndHeadless(h.ctx, herd.HeadlessEndParams{ID: id, State: herd.StateIdle})
+	err = h.c.EndHeadless(h.ctx, herd.HeadlessEndParams{Call: call, State: herd.StateIdle})
 	wantCode(t, err, exitcode.Usage) // done, failed or canceled only
-	err = h.c.EndHeadless(h.ctx, herd.HeadlessEndParams{ID: "t-999", State: herd.StateDone})
+	err = h.c.EndHeadless(h.ctx, herd.HeadlessEndParams{Call: "c-999", State: herd.StateDone})
 	wantCode(t, err, exitcode.Gone)
+	// Only the connection that began a call ends it.
+	other, err := herd.Connect(h.ctx, herd.ConnectOptions{Home: h.home, NoStart: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	err = other.EndHeadless(h.ctx, herd.HeadlessEndParams{Call: call, State: herd.StateDone})
+	wantCode(t, err, exitcode.Gone)
+	if err := h.c.EndHeadless(h.ctx, herd.HeadlessEndParams{Call: call, State: herd.StateDone, Answer: "y"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// headlessTask is the id of member's i-th task (oldest first): a read lands the mints the daemon
+// queued before it.
+func (h *herdT) headlessTask(member string, i int) string {
+	h.t.Helper()
+	ts := h.tasksOf(member)
+	if len(ts) <= i {
+		h.t.Fatalf("%s has %d tasks, want a %dth: %+v", member, len(ts), i+1, ts)
+	}
+	return ts[i].ID
 }
 
 func TestHeadlessMemberNames(t *testing.T) {
