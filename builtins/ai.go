@@ -51,7 +51,7 @@ func init() {
 	Register(&Verb{
 		Name: "ai", Usage: aiUsage, Group: "ai", Async: true, SideEffect: true,
 		Params: "prompt: string, opts?: { engine?: string; model?: string; timeout?: number | string; cwd?: string; json?: boolean }", Result: TSType("any"),
-		Summary: "ask a model one question (an engine's headless mode, or a model API); a promise of the answer text",
+		Summary: "ask a model one question (an engine's headless mode, or a model API), recorded as a task of ai-<engine>; a promise of the answer text",
 		Detail: strings.Join([]string{
 			"ai(\"summarise this diff: …\") resolves with the answer text; {json: true} resolves with the first",
 			"JSON value in the answer (an object, an array, or the whole answer), or rejects saying there was none.",
@@ -67,6 +67,14 @@ func init() {
 			"(exit code 2 if uncaught); Ctrl-C and the end of the script kill it too.",
 			"At most MOSH_AI_CONCURRENCY calls (default 4) run at once; the others wait their turn.",
 			"Under --dry-run it prints the exact command (or the API request, key redacted) and resolves \"\".",
+			"Every call is a task in the herd's ledger (the herd daemon starts on demand): the member is",
+			"ai-<engine> (ai-claude, ai-codex, …) or ai-<provider> for the model API (ai-anthropic, ai-openai),",
+			"a name in the ledger, not a process (`mosh ps` does not list it). The task holds the prompt, its",
+			"duration, its outcome (done with the answer as artifact; failed with the error: a non-zero exit,",
+			"an engine's is_error, an HTTP error, a timeout; canceled when the script stopped it) and the",
+			"usage the engine or API stated (note `usage {…}`): `mosh herd tasks ai-claude`, `mosh herd task",
+			"t-N`, herdTasks(\"ai-claude\"). A call that cannot be recorded is not asked (rejects, exit 5);",
+			"a dry run records nothing.",
 		}, "\n"),
 		Bind: bindAI,
 	})
@@ -372,11 +380,11 @@ func beginAIRecord(ctx context.Context, spec aiSpec) (*aiRecord, error) {
 	if spec.herd == nil {
 		return nil, nil
 	}
-	started := time.Now()
 	cl, err := spec.herd.get(ctx, true)
 	if err == nil {
+		// The call's duration starts here, not before a daemon start on first use.
 		var call string
-		if call, err = cl.BeginHeadless(ctx, spec.member, spec.prompt, started); err == nil {
+		if call, err = cl.BeginHeadless(ctx, spec.member, spec.prompt, time.Now()); err == nil {
 			return &aiRecord{client: cl, call: call}, nil
 		}
 	}
