@@ -285,7 +285,8 @@ console.log(exists(argv[0]))
 	}
 }
 
-// Ctrl-C (the run's context cancelled) and the end of the script kill the engine's group.
+// Ctrl-C (the run's context cancelled) and the end of the script kill the engine's group, and
+// the call's task in the ledger does not stay open.
 func TestAICancelledOnInterruptAndScriptExit(t *testing.T) {
 	bin := t.TempDir()
 	fakeAIEngine(t, bin, "claude", "claude")
@@ -327,6 +328,7 @@ while (!exists(argv[0])) await sleep(5)
 				t.Fatalf("exit code %d for %v", exitcode.Of(r.err), r.err)
 			}
 			pidGone(t, readPid(t, pidfile))
+			stoppedCallClosed(t, env)
 		})
 	}
 }
