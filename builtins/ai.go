@@ -17,7 +17,9 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mosh-dev/mosh/exitcode"
+	"github.com/mosh-dev/mosh/herd"
 	"github.com/mosh-dev/mosh/herd/state"
+	"github.com/mosh-dev/mosh/herd/vocab"
 )
 
 // ai() asks a model one question and resolves with its answer: through an engine's headless
@@ -27,6 +29,13 @@ import (
 // without an engine installed. The work runs off the event loop; a timeout, Ctrl-C or the end
 // of the run kills the engine's whole process group. At most MOSH_AI_CONCURRENCY (default 4)
 // calls run at once in a process; the others wait their turn.
+//
+// Each call is a task in the herd's ledger (herd/headless.go): the call runs here, in the
+// script's process, and the run's herd client records it, BeginHeadless when it starts (after
+// its turn in the slots) and EndHeadless with its outcome, answer and stated usage. The call does
+// not go through the daemon, so it keeps the script's environment, working directory and process
+// group, and ai() costs one mint and one close over the run's connection more than the bare call
+// (BenchmarkAI). A call that cannot be recorded is not asked.
 
 const (
 	aiUsage = "ai(prompt, {engine, model, timeout, cwd, json})"
@@ -42,7 +51,7 @@ func init() {
 	Register(&Verb{
 		Name: "ai", Usage: aiUsage, Group: "ai", Async: true, SideEffect: true,
 		Params: "prompt: string, opts?: { engine?: string; model?: string; timeout?: number | string; cwd?: string; json?: boolean }", Result: TSType("any"),
-		Summary: "ask a model one question (an engine's headless mode, or a model API); a promise of the answer text",
+		Summary: "ask a model one question (an engine's headless mode, or a model API), recorded as a task of ai-<engine>; a promise of the answer text",
 		Detail: strings.Join([]string{
 			"ai(\"summarise this diff: …\") resolves with the answer text; {json: true} resolves with the first",
 			"JSON value in the answer (an object, an array, or the whole answer), or rejects saying there was none.",
@@ -58,6 +67,14 @@ func init() {
 			"(exit code 2 if uncaught); Ctrl-C and the end of the script kill it too.",
 			"At most MOSH_AI_CONCURRENCY calls (default 4) run at once; the others wait their turn.",
 			"Under --dry-run it prints the exact command (or the API request, key redacted) and resolves \"\".",
+			"Every call is a task in the herd's ledger (the herd daemon starts on demand): the member is",
+			"ai-<engine> (ai-claude, ai-codex, …) or ai-<provider> for the model API (ai-anthropic, ai-openai),",
+			"a name in the ledger, not a process (`mosh ps` does not list it). The task holds the prompt, its",
+			"duration, its outcome (done with the answer as artifact; failed with the error: a non-zero exit,",
+			"an engine's is_error, an HTTP error, a timeout; canceled when the script stopped it) and the",
+			"usage the engine or API stated (note `usage {…}`): `mosh herd tasks ai-claude`, `mosh herd task",
+			"t-N`, herdTasks(\"ai-claude\"). A call that cannot be recorded is not asked (rejects, exit 5);",
+			"a dry run records nothing.",
 		}, "\n"),
 		Bind: bindAI,
 	})
@@ -77,6 +94,10 @@ type aiSpec struct {
 	// findErr is the failure to report when the call runs (no engine, API misconfigured).
 	findErr error
 	label   string // "claude", "anthropic API", for messages
+	// member is the headless member whose task records the call (herd.HeadlessMember: ai-claude);
+	// herd is the run's session that records it (nil only in BenchmarkAI's unrecorded figure).
+	member string
+	herd   *herdSession
 }
 
 func bindAI(c *Call) (Action, error) {
@@ -132,6 +153,7 @@ func bindAI(c *Call) (Action, error) {
 		spec.api, spec.findErr = newAIAPIRequest(provider, model, prompt, env)
 		if spec.findErr == nil {
 			spec.label = spec.api.provider + " API"
+			spec.member = herd.HeadlessMember(spec.api.provider)
 			would = "would " + spec.api.narrate()
 		} else {
 			would = "would fail: " + spec.findErr.Error()
@@ -145,7 +167,7 @@ func bindAI(c *Call) (Action, error) {
 			would = "would fail: " + spec.findErr.Error()
 			break
 		}
-		spec.engine, spec.label = e, e.Name
+		spec.engine, spec.label, spec.member = e, e.Name, herd.HeadlessMember(e.Name)
 		argv := append([]string{bin}, e.HeadlessArgs...)
 		if model != "" {
 			if e.ModelFlag == "" {
@@ -165,6 +187,9 @@ func bindAI(c *Call) (Action, error) {
 		if cwd != "" {
 			would += " (in " + cwd + ")"
 		}
+	}
+	if !c.in.cfg.unrecordedAI {
+		spec.herd = herdSessionFor(c)
 	}
 	return Action{
 		Do:     func(ctx context.Context) (any, error) { return runAI(ctx, spec) },
@@ -299,24 +324,34 @@ func runAI(ctx context.Context, spec aiSpec) (any, error) {
 		return nil, context.Cause(ctx)
 	}
 	defer aiSlots.release()
+	rec, err := beginAIRecord(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
 	runCtx, cancel := context.WithTimeoutCause(ctx, spec.timeout, errAITimeout)
 	defer cancel()
-	var answer string
-	var err error
+	var (
+		answer string
+		usage  json.RawMessage
+	)
 	if spec.api != nil {
-		answer, err = spec.api.do(runCtx)
+		answer, usage, err = spec.api.do(runCtx)
 	} else {
-		answer, err = runAIEngine(runCtx, spec)
+		answer, usage, err = runAIEngine(runCtx, spec)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, context.Cause(ctx)
+			err = context.Cause(ctx)
+			rec.end(ctx, herd.HeadlessEndParams{State: vocab.Canceled, Error: "the script stopped the call: " + err.Error(), Usage: usage})
+			return nil, err
 		}
 		if errors.Is(context.Cause(runCtx), errAITimeout) {
-			return nil, exitcode.New(exitcode.Timeout, "%s did not answer within %s (timeout; its process was killed): raise {timeout}", spec.label, spec.timeout)
+			err = exitcode.New(exitcode.Timeout, "%s did not answer within %s (timeout; its process was killed): raise {timeout}", spec.label, spec.timeout)
 		}
+		rec.end(ctx, herd.HeadlessEndParams{State: vocab.Failed, Error: err.Error(), Usage: usage})
 		return nil, err
 	}
+	rec.end(ctx, herd.HeadlessEndParams{State: herd.StateDone, Answer: answer, Usage: usage})
 	if !spec.json {
 		return answer, nil
 	}
@@ -329,17 +364,66 @@ func runAI(ctx context.Context, spec aiSpec) (any, error) {
 
 var errAITimeout = errors.New("ai timeout")
 
-func runAIEngine(ctx context.Context, spec aiSpec) (string, error) {
+// aiRecord is one call's task in the ledger; a nil one records nothing.
+type aiRecord struct {
+	client *herd.Client
+	call   string // the daemon's handle of the call
+}
+
+// aiRecordTimeout bounds the close of a call's task (the daemon answers at once; this only keeps
+// a wedged daemon from holding the script).
+const aiRecordTimeout = 10 * time.Second
+
+// beginAIRecord mints the call's task over the run's herd connection (starting the daemon on
+// demand). A call that cannot be recorded is not asked: the error says why and what to do.
+func beginAIRecord(ctx context.Context, spec aiSpec) (*aiRecord, error) {
+	if spec.herd == nil {
+		return nil, nil
+	}
+	cl, err := spec.herd.get(ctx, true)
+	if err == nil {
+		// The call's duration starts here, not before a daemon start on first use.
+		var call string
+		if call, err = cl.BeginHeadless(ctx, spec.member, spec.prompt, time.Now()); err == nil {
+			return &aiRecord{client: cl, call: call}, nil
+		}
+	}
+	if ctx.Err() != nil {
+		return nil, context.Cause(ctx)
+	}
+	return nil, exitcode.Wrap(fmt.Errorf("cannot record the call to %s in the herd's ledger (nothing was asked): %w; `mosh herd doctor` names the problem", spec.label, err), exitcode.Infra)
+}
+
+// end closes the call's task. The answer is already the script's: a close that cannot be written
+// (the daemon stopped mid-call) leaves the task to the next read, which closes it gone.
+func (r *aiRecord) end(ctx context.Context, p herd.HeadlessEndParams) {
+	if r == nil {
+		return
+	}
+	p.Call, p.EndedMs = r.call, time.Now().UnixMilli()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), aiRecordTimeout)
+	defer cancel()
+	_ = r.client.EndHeadless(ctx, p)
+}
+
+// runAIEngine runs the engine's headless mode and returns its answer and, when its JSON result
+// states one, its usage (the engines table's headlessUsage).
+func runAIEngine(ctx context.Context, spec aiSpec) (string, json.RawMessage, error) {
 	res, err := runSh(ctx, spec.sh)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	r := res.(shResult)
 	e := spec.engine
+	var obj string
+	if e.HeadlessResult != "" {
+		obj = lastJSONObject(r.Stdout)
+	}
+	usage := headlessUsage(e, obj)
 	if e.HeadlessResult != "" && e.HeadlessError != "" {
 		// A JSON result that says it failed is the clearest message, whatever the exit code.
-		if obj := lastJSONObject(r.Stdout); obj != "" && gjson.Get(obj, e.HeadlessError).Bool() {
-			return "", fmt.Errorf("%s reported an error (exit code %d): %s", e.Name, r.Code, tail(gjson.Get(obj, e.HeadlessResult).String(), 500))
+		if obj != "" && gjson.Get(obj, e.HeadlessError).Bool() {
+			return "", usage, fmt.Errorf("%s reported an error (exit code %d): %s", e.Name, r.Code, tail(gjson.Get(obj, e.HeadlessResult).String(), 500))
 		}
 	}
 	if !r.OK {
@@ -349,20 +433,31 @@ func runAIEngine(ctx context.Context, spec aiSpec) (string, error) {
 		if msg == "" {
 			msg = lastLine(r.Stdout)
 		}
-		return "", fmt.Errorf("%s exited with code %d: %s", e.Name, r.Code, tail(msg, 500))
+		return "", usage, fmt.Errorf("%s exited with code %d: %s", e.Name, r.Code, tail(msg, 500))
 	}
 	if e.HeadlessResult == "" {
-		return strings.TrimSpace(r.Stdout), nil
+		return strings.TrimSpace(r.Stdout), nil, nil
 	}
-	obj := lastJSONObject(r.Stdout)
 	if obj == "" {
-		return "", fmt.Errorf("%s printed no JSON result (headlessArgs %s): %q", e.Name, strings.Join(e.HeadlessArgs, " "), tail(r.Stdout, 300))
+		return "", nil, fmt.Errorf("%s printed no JSON result (headlessArgs %s): %q", e.Name, strings.Join(e.HeadlessArgs, " "), tail(r.Stdout, 300))
 	}
 	g := gjson.Get(obj, e.HeadlessResult)
 	if !g.Exists() {
-		return "", fmt.Errorf("%s's JSON result has no %q field: %q", e.Name, e.HeadlessResult, tail(obj, 300))
+		return "", usage, fmt.Errorf("%s's JSON result has no %q field: %q", e.Name, e.HeadlessResult, tail(obj, 300))
 	}
-	return strings.TrimSpace(g.String()), nil
+	return strings.TrimSpace(g.String()), usage, nil
+}
+
+// headlessUsage is what the engine's JSON result states the run cost, or nil.
+func headlessUsage(e *state.Engine, obj string) json.RawMessage {
+	if obj == "" || e.HeadlessUsage == "" {
+		return nil
+	}
+	g := gjson.Get(obj, e.HeadlessUsage)
+	if !g.Exists() || (g.IsObject() && len(g.Map()) == 0) {
+		return nil
+	}
+	return json.RawMessage(g.Raw)
 }
 
 // lastJSONObject is stdout's JSON result: the object itself, or the last element of an array

@@ -105,32 +105,34 @@ func (r *aiAPIRequest) narrate() string {
 	return fmt.Sprintf("POST %s (model %s, %s) %s", r.url, r.model, auth, r.body)
 }
 
-func (r *aiAPIRequest) do(ctx context.Context) (string, error) {
+// do sends the request and returns the answer text and the usage the API stated (its "usage"
+// object: input and output tokens), if any.
+func (r *aiAPIRequest) do(ctx context.Context) (string, json.RawMessage, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url, bytes.NewReader(r.body))
 	if err != nil {
-		return "", exitcode.New(exitcode.Usage, "%s API: bad URL %s: %v: fix %s", r.provider, r.url, err, r.baseVar)
+		return "", nil, exitcode.New(exitcode.Usage, "%s API: bad URL %s: %v: fix %s", r.provider, r.url, err, r.baseVar)
 	}
 	req.Header = r.header.Clone()
 	resp, err := aiHTTP.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
-			return "", ctx.Err()
+			return "", nil, ctx.Err()
 		}
-		return "", exitcode.New(exitcode.Infra, "%s API at %s cannot be reached: %v: check %s", r.provider, r.url, unwrapURLError(err), r.baseVar)
+		return "", nil, exitcode.New(exitcode.Infra, "%s API at %s cannot be reached: %v: check %s", r.provider, r.url, unwrapURLError(err), r.baseVar)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, aiMaxResponse))
 	if err != nil {
 		if ctx.Err() != nil {
-			return "", ctx.Err()
+			return "", nil, ctx.Err()
 		}
-		return "", exitcode.New(exitcode.Infra, "%s API at %s: reading the answer: %v", r.provider, r.url, err)
+		return "", nil, exitcode.New(exitcode.Infra, "%s API at %s: reading the answer: %v", r.provider, r.url, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		return "", r.statusError(resp, data)
+		return "", nil, r.statusError(resp, data)
 	}
 	if !gjson.ValidBytes(data) {
-		return "", exitcode.New(exitcode.Infra, "%s API at %s answered %d with a body that is not JSON: %q (is %s the API's base URL?)",
+		return "", nil, exitcode.New(exitcode.Infra, "%s API at %s answered %d with a body that is not JSON: %q (is %s the API's base URL?)",
 			r.provider, r.url, resp.StatusCode, tail(string(data), 200), r.baseVar)
 	}
 	if r.provider == "anthropic" {
@@ -141,16 +143,25 @@ func (r *aiAPIRequest) do(ctx context.Context) (string, error) {
 			}
 		}
 		if len(parts) == 0 {
-			return "", exitcode.New(exitcode.Infra, "anthropic API at %s answered without text (stop_reason %q): %q", r.url,
+			return "", nil, exitcode.New(exitcode.Infra, "anthropic API at %s answered without text (stop_reason %q): %q", r.url,
 				gjson.GetBytes(data, "stop_reason").String(), tail(string(data), 200))
 		}
-		return strings.TrimSpace(strings.Join(parts, "")), nil
+		return strings.TrimSpace(strings.Join(parts, "")), apiUsage(data), nil
 	}
 	c := gjson.GetBytes(data, "choices.0.message.content")
 	if !c.Exists() {
-		return "", exitcode.New(exitcode.Infra, "openai API at %s answered without choices[0].message.content: %q", r.url, tail(string(data), 200))
+		return "", nil, exitcode.New(exitcode.Infra, "openai API at %s answered without choices[0].message.content: %q", r.url, tail(string(data), 200))
 	}
-	return strings.TrimSpace(c.String()), nil
+	return strings.TrimSpace(c.String()), apiUsage(data), nil
+}
+
+// apiUsage is the response's usage object (both APIs name it "usage"), or nil.
+func apiUsage(data []byte) json.RawMessage {
+	u := gjson.GetBytes(data, "usage")
+	if !u.IsObject() {
+		return nil
+	}
+	return json.RawMessage(u.Raw)
 }
 
 // statusError names what to fix for an HTTP error from the API.

@@ -26,13 +26,14 @@ import (
 //	json    an answer with a JSON object inside a ```json fence
 //	other   an answer naming the engine and the prompt
 //
-// style "claude" prints the one JSON object `claude -p --output-format json` prints; "plain"
+// style "claude" prints the one JSON object `claude -p --output-format json` prints (with its
+// usage and cost); "plain"
 // prints the answer text, like codex exec, opencode run, pi -p and gemini -p.
 func fakeAIEngine(t *testing.T, dir, name, style string) {
 	t.Helper()
 	answer := `printf '%s\n' "$ans"`
 	if style == "claude" {
-		answer = `printf '{"type":"result","subtype":"%s","is_error":%s,"duration_ms":12,"result":"%s","session_id":"x"}\n' "$sub" "$iserr" "$(printf '%s' "$ans" | sed 's/\\/\\\\/g; s/"/\\"/g' | awk 'BEGIN{ORS="\\n"} {print}' | sed 's/\\n$//')"`
+		answer = `printf '{"type":"result","subtype":"%s","is_error":%s,"duration_ms":12,"result":"%s","session_id":"x","usage":{"input_tokens":7,"output_tokens":3},"total_cost_usd":0.0021}\n' "$sub" "$iserr" "$(printf '%s' "$ans" | sed 's/\\/\\\\/g; s/"/\\"/g' | awk 'BEGIN{ORS="\\n"} {print}' | sed 's/\\n$//')"`
 	}
 	script := `#!/bin/sh
 me=$(basename "$0")
@@ -72,11 +73,12 @@ esac
 	}
 }
 
-// aiEnv is an environment whose PATH has only bin and the system directories (sleep, sed).
+// aiEnv is an environment whose PATH has only bin and the system directories (sleep, sed), with
+// a herd daemon of its own (herdDaemon) in which ai() records its calls.
 func aiEnv(t *testing.T, bin string, extra ...string) map[string]string {
 	t.Helper()
-	home := t.TempDir()
-	env := map[string]string{"PATH": bin + ":/usr/bin:/bin", "HOME": home, "MOSH_HOME": filepath.Join(home, "mosh")}
+	home := herdDaemon(t)["MOSH_HOME"]
+	env := map[string]string{"PATH": bin + ":/usr/bin:/bin", "HOME": home, "MOSH_HOME": home}
 	for _, kv := range extra {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
@@ -283,7 +285,8 @@ console.log(exists(argv[0]))
 	}
 }
 
-// Ctrl-C (the run's context cancelled) and the end of the script kill the engine's group.
+// Ctrl-C (the run's context cancelled) and the end of the script kill the engine's group, and
+// the call's task in the ledger does not stay open.
 func TestAICancelledOnInterruptAndScriptExit(t *testing.T) {
 	bin := t.TempDir()
 	fakeAIEngine(t, bin, "claude", "claude")
@@ -325,6 +328,7 @@ while (!exists(argv[0])) await sleep(5)
 				t.Fatalf("exit code %d for %v", exitcode.Of(r.err), r.err)
 			}
 			pidGone(t, readPid(t, pidfile))
+			stoppedCallClosed(t, env)
 		})
 	}
 }

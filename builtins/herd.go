@@ -101,23 +101,16 @@ func (s *herdSession) close() {
 }
 
 // get returns the run's client. start=false never starts a daemon: (nil, error) when none runs.
+// A client whose daemon went away (stopped or killed mid-run) is replaced by a new connection.
 func (s *herdSession) get(ctx context.Context, start bool) (*herd.Client, error) {
-	s.mu.Lock()
-	if s.client != nil {
-		c := s.client
-		s.mu.Unlock()
+	if c := s.current(); c != nil {
 		return c, nil
 	}
-	s.mu.Unlock()
 	s.connect.Lock()
 	defer s.connect.Unlock()
-	s.mu.Lock()
-	if s.client != nil {
-		c := s.client
-		s.mu.Unlock()
+	if c := s.current(); c != nil {
 		return c, nil
 	}
-	s.mu.Unlock()
 	opts := s.options()
 	opts.NoStart = !start || s.dryRun
 	c, err := herd.NewClient(ctx, opts)
@@ -132,6 +125,23 @@ func (s *herdSession) get(ctx context.Context, start bool) (*herd.Client, error)
 	}
 	s.client = c
 	return c, nil
+}
+
+// current is the run's client while its connection lives; one whose connection ended is dropped.
+func (s *herdSession) current() *herd.Client {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.client == nil {
+		return nil
+	}
+	select {
+	case <-s.client.Done():
+		s.client.Close()
+		s.client = nil
+		return nil
+	default:
+		return s.client
+	}
 }
 
 // noDaemonError is herdList's rejection when no daemon answers and none could be started: it

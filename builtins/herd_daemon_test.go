@@ -15,7 +15,7 @@ import (
 // herdDaemon runs a herd daemon inside the test process on its own MOSH_HOME (a short path:
 // the socket lives inside) and returns the script env that reaches it. The daemon stops when
 // the test ends.
-func herdDaemon(t *testing.T) map[string]string {
+func herdDaemon(t testing.TB) map[string]string {
 	t.Helper()
 	home, err := os.MkdirTemp("", "mosh")
 	if err != nil {

@@ -34,6 +34,10 @@ type Config struct {
 	StderrTTY bool
 	// ShCapture bounds each stream sh captures, in bytes; 0 means DefaultShCapture.
 	ShCapture int
+
+	// unrecordedAI runs ai() without its ledger task: BenchmarkAI's figure of ai() before it
+	// was recorded, measured in the same run as the recorded one. Nothing else sets it.
+	unrecordedAI bool
 }
 
 // Install defines every registered verb and the values argv, env, flags and alive on the VU's

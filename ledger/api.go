@@ -167,6 +167,9 @@ const (
 	SourceScreen = "screen" // the text that appeared since the prompt
 	SourceError  = "error"  // why there is no answer (e.g. the member stopped)
 	SourceRemote = "remote" // a remote member's answer (A2A artifacts or status message, a /run body)
+	// SourceHeadless is a headless call's answer (ai(): the engine's headless result, or the
+	// model API's text).
+	SourceHeadless = "headless"
 )
 
 // Transition is one observed state change of a member.

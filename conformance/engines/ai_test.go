@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mosh-dev/mosh/conformance/engines/fakeapi"
+	"github.com/mosh-dev/mosh/herd"
 )
 
 // aiHeadless lists the engines whose headless mode TestAIHeadless drives, with the error each
@@ -67,6 +68,13 @@ func TestAIHeadless(t *testing.T) {
 			defer srv.Close()
 
 			root := t.TempDir()
+			// ai() records its calls in the herd of MOSH_HOME, starting its daemon: stop it after.
+			mh := filepath.Join(root, "mh")
+			t.Cleanup(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				_, _ = herd.StopDaemon(ctx, herd.Options{Home: mh}, true)
+			})
 			home, proj, bindir := filepath.Join(root, "home"), filepath.Join(root, "proj"), filepath.Join(root, "bin")
 			for _, d := range []string{home, proj, bindir} {
 				if err := os.MkdirAll(d, 0o700); err != nil {
@@ -94,7 +102,7 @@ console.log(JSON.stringify({answer, apiError, timedOut}))
 				t.Fatal(err)
 			}
 			env := append([]string{"PATH=" + bindir + ":/usr/local/bin:/usr/bin:/bin", "HOME=" + home,
-				"MOSH_HOME=" + filepath.Join(root, "mh")}, extra...)
+				"MOSH_HOME=" + mh}, extra...)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, mosh, script, e.Name)
@@ -118,6 +126,7 @@ console.log(JSON.stringify({answer, apiError, timedOut}))
 			if want := "ai: " + e.Name + " did not answer within 3s (timeout; its process was killed)"; !strings.HasPrefix(got.TimedOut, want) {
 				t.Errorf("timeout: %q, want %q", got.TimedOut, want)
 			}
+			checkAITasks(t, mh, e.Name)
 			// Nothing the engine started is left: no process runs in the project directory.
 			deadline := time.Now().Add(30 * time.Second)
 			for {
@@ -155,4 +164,42 @@ func processesIn(dir string) []string {
 		out = append(out, pid+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
 	}
 	return out
+}
+
+// checkAITasks holds the script's three calls against the ledger of home: each is a task of the
+// engine's headless member (ai-claude, …), the first done with the model's text as its artifact,
+// the API error and the timeout failed with their errors.
+func checkAITasks(t *testing.T, home, engine string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := herd.Connect(ctx, herd.Options{Home: home, NoStart: true})
+	if err != nil {
+		t.Fatalf("ai() started no herd daemon in %s: %v", home, err)
+	}
+	defer c.Close()
+	member := herd.HeadlessMember(engine)
+	ts, err := c.Tasks(ctx, herd.TasksFilter{Member: member})
+	if err != nil {
+		t.Fatalf("tasks of %s: %v", member, err)
+	}
+	want := []struct{ text, state, artifact string }{
+		{"say fake-echo cq1", "done", fakeapi.EchoPrefix + "cq1"},
+		{"fail please fake-apierror", "failed", aiHeadless[engine]},
+		{"tell a long story fake-slow", "failed", "ai: " + engine + " did not answer within 3s"},
+	}
+	if len(ts) != len(want) {
+		t.Fatalf("%s has %d tasks, want %d: %+v", member, len(ts), len(want), ts)
+	}
+	for i, w := range want {
+		full, err := c.Task(ctx, ts[i].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The error's text in the ledger is ai()'s without the "ai: " the script's error adds.
+		art := strings.TrimPrefix(w.artifact, "ai: ")
+		if full.Text != w.text || full.State != w.state || full.Open || full.Artifact == nil || !strings.HasPrefix(full.Artifact.Text, art) {
+			t.Errorf("%s task %d: %+v artifact %+v, want %s %q starting %q", member, i, full, full.Artifact, w.state, w.text, art)
+		}
+	}
 }

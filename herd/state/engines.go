@@ -44,6 +44,9 @@ type Engine struct {
 	HeadlessResult string `json:"headlessResult,omitempty"`
 	// HeadlessError names the boolean field of that JSON that marks a failed run ("is_error").
 	HeadlessError string `json:"headlessError,omitempty"`
+	// HeadlessUsage is the gjson path of what that JSON states the run cost (Claude Code:
+	// "{usage,total_cost_usd}"), recorded with the ai() call's task in the ledger.
+	HeadlessUsage string `json:"headlessUsage,omitempty"`
 	// HeadlessRank orders the engines ai() picks from when none is named (1 first); 0: only
 	// when named.
 	HeadlessRank int    `json:"headlessRank,omitempty"`

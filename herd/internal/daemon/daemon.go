@@ -58,6 +58,9 @@ type daemon struct {
 	members    map[string]*member     // live or exited members this daemon started
 	remembered map[string]manifestRow // manifest rows from before this daemon (state gone)
 	reserved   map[string]bool        // names being launched right now
+	// headless are the ai() calls in flight, recorded as tasks of headless members
+	// (tasks_headless.go).
+	headless headlessCalls
 
 	clients  atomic.Int64
 	stopOnce sync.Once

@@ -59,6 +59,10 @@ var handlers = map[string]handler{
 	herd.MethodStats:        hStats,
 	herd.MethodCancelTask:   hCancelTask,
 	herd.MethodInterrupt:    hInterrupt,
+
+	// ai() calls, recorded as tasks of headless members (tasks_headless.go).
+	herd.MethodHeadlessBegin: hHeadlessBegin,
+	herd.MethodHeadlessEnd:   hHeadlessEnd,
 }
 
 // ---- launch ----

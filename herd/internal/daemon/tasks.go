@@ -122,6 +122,9 @@ func (d *daemon) stoppedReason(member, taskID string) string {
 // queuedStoppedReason says why a queued task will never be typed (its member is gone, or the
 // daemon that queued it restarted), or "" while it waits in its member's queue.
 func (d *daemon) queuedStoppedReason(member, taskID string) string {
+	if why, ok := d.headlessStoppedReason(member, taskID); ok {
+		return why
+	}
 	d.mu.Lock()
 	m, live := d.members[member]
 	d.mu.Unlock()
@@ -153,17 +156,21 @@ func (d *daemon) reconcileTasks(ts []ledger.Task) (bool, error) {
 		}
 		var err error
 		if t.Queued {
-			if why := d.queuedStoppedReason(t.Member, t.ID); why != "" {
-				d.lw.do(t.Member, func() {
-					err = d.tasks.CloseTask(t.ID, ledger.Transition{At: time.Now(), State: herd.StateGone, Authority: herd.AuthorityRuntime, Note: why},
-						ledger.Artifact{Text: why, Source: ledger.SourceError})
-					if errors.Is(err, ledger.ErrClosed) {
-						err = nil
-					} else if err == nil {
-						closed = true
-					}
-				})
-			}
+			// Decided on the member's ledger queue, after what the daemon queued for it: a headless
+			// call's close (or its mint, which registers the call) lands first.
+			d.lw.do(t.Member, func() {
+				why := d.queuedStoppedReason(t.Member, t.ID)
+				if why == "" {
+					return
+				}
+				err = d.tasks.CloseTask(t.ID, ledger.Transition{At: time.Now(), State: herd.StateGone, Authority: herd.AuthorityRuntime, Note: why},
+					ledger.Artifact{Text: why, Source: ledger.SourceError})
+				if errors.Is(err, ledger.ErrClosed) {
+					err = nil
+				} else if err == nil {
+					closed = true
+				}
+			})
 			if err != nil {
 				return closed, ledgerErr(err)
 			}
@@ -245,6 +252,7 @@ func hTasks(ctx context.Context, sc *serverConn, params json.RawMessage) (any, e
 	out := herd.TasksResult{Tasks: make([]herd.Task, len(ts))}
 	for i, t := range ts {
 		out.Tasks[i] = wireTask(t)
+		d.headless.view(&out.Tasks[i])
 	}
 	return out, nil
 }
@@ -315,7 +323,9 @@ func hTask(ctx context.Context, sc *serverConn, params json.RawMessage) (any, er
 			}
 		}
 	}
-	return wireTask(t), nil
+	w := wireTask(t)
+	d.headless.view(&w)
+	return w, nil
 }
 
 func hLog(ctx context.Context, sc *serverConn, params json.RawMessage) (any, error) {
