@@ -6,15 +6,19 @@ package buildcgo
 
 import "github.com/mosh-dev/mosh/exitcode"
 
-// NoSQLite is what mosh says when it was built without cgo and needs its ledger.
-const NoSQLite = "mosh was built without cgo, so it has no SQLite: install a C compiler " +
-	"(Debian: build-essential; macOS: xcode-select --install) and rebuild with CGO_ENABLED=1 " +
-	"(CGO_ENABLED=1 go build -o bin/mosh ./cmd/mosh)"
+// Problem and Fix are what mosh says when it was built without cgo and needs its ledger: the
+// message of Err, and herd doctor's check.
+const (
+	Problem = "this mosh was built without cgo, so it has no SQLite"
+	Fix     = "install a C compiler (Debian: build-essential; macOS: xcode-select --install) and rebuild " +
+		"with CGO_ENABLED=1 (CGO_ENABLED=1 go build -o bin/mosh ./cmd/mosh)"
+)
 
-// Err is nil in a binary built with cgo; otherwise NoSQLite as an infrastructure failure (exit 5).
+// Err is nil in a binary built with cgo; otherwise Problem and Fix as an infrastructure failure
+// (exit 5).
 func Err() error {
 	if Enabled {
 		return nil
 	}
-	return exitcode.New(exitcode.Infra, "%s", NoSQLite)
+	return exitcode.New(exitcode.Infra, "%s: %s", Problem, Fix)
 }
