@@ -21,6 +21,7 @@ import (
 	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd/remote"
 	"github.com/mosh-dev/mosh/herd/state"
+	"github.com/mosh-dev/mosh/internal/buildcgo"
 	"github.com/mosh-dev/mosh/internal/queue"
 )
 
@@ -918,11 +919,17 @@ func Doctor(ctx context.Context, opts ConnectOptions) (*DoctorResult, error) {
 		r.Checks = append(r.Checks, EngineTableChecks(state.Load(HerdDir(home)))...)
 		r.Checks = append(r.Checks, HeadlessCheck(state.Load(HerdDir(home)), os.Environ(), filepath.Join(home, "bin")))
 		r.Checks = append(r.Checks, EngineVersionCheck(state.Load(HerdDir(home)), os.Environ(), filepath.Join(home, "bin")))
+		r.Checks = append(r.Checks, sqliteChecks()...)
 		r.Finish()
 		return r, nil
 	}
 	defer c.Close()
-	return c.Doctor(ctx)
+	r, err := c.Doctor(ctx)
+	if err == nil && !buildcgo.Enabled {
+		r.Checks = append(r.Checks, sqliteChecks()...)
+		r.Finish()
+	}
+	return r, err
 }
 
 // Probe reports whether a daemon answers for opts.Home without starting one. A daemon process

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mosh-dev/mosh/herd/state"
+	"github.com/mosh-dev/mosh/internal/buildcgo"
 )
 
 // LocalChecks are the doctor checks that need no daemon: the directories exist, are ours,
@@ -35,6 +36,15 @@ func dirCheck(dir string, private bool) DoctorCheck {
 		return DoctorCheck{Name: name, Level: "warn", Detail: fmt.Sprintf("mode %o, not 0700: others may read the socket's directory and database", st.Mode().Perm()), Fix: "chmod 700 " + dir}
 	}
 	return DoctorCheck{Name: name, Level: "ok", Detail: "writable"}
+}
+
+// sqliteChecks fails a binary built without cgo: it has no SQLite, so it cannot start a daemon
+// (one another build started may still answer). None in a binary built with cgo.
+func sqliteChecks() []DoctorCheck {
+	if buildcgo.Enabled {
+		return nil
+	}
+	return []DoctorCheck{{Name: "sqlite", Level: "fail", Detail: buildcgo.Problem, Fix: buildcgo.Fix}}
 }
 
 // Finish sets OK and Level from the checks.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mosh-dev/mosh/exitcode"
+	"github.com/mosh-dev/mosh/internal/buildcgo"
 )
 
 // ReadyFDEnv names the file descriptor on which a daemon started by Connect says "ready\n" once
@@ -56,6 +57,10 @@ func startDaemon(ctx context.Context, home string, opts ConnectOptions) (net.Con
 
 	argv := opts.DaemonArgv
 	if len(argv) == 0 {
+		// The daemon is this binary: without cgo it has no SQLite for its ledger.
+		if err := buildcgo.Err(); err != nil {
+			return nil, err
+		}
 		exe, err := os.Executable()
 		if err != nil {
 			return nil, exitcode.New(exitcode.Infra, "cannot find the mosh executable to start the herd daemon: %v", err)

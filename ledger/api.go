@@ -374,7 +374,7 @@ func ParseTaskID(id string) (int64, error) { return vocab.ParseTaskID(id) }
 // KnownMember reports whether the ledger knows the name: in the manifest or with any history. Reads
 // use it to tell a typo (not found) from a member with nothing in the window (empty).
 func (s *Store) KnownMember(name string) (bool, error) {
-	ok, err := s.known(s.r, name)
+	ok, err := s.known(s.rs.known, name)
 	return ok, s.dbErr("find member", err)
 }
 

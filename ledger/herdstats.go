@@ -90,7 +90,7 @@ func (s *Store) replaceArtifact(id string, a Artifact) error {
 			member, text string
 			ended        sql.NullInt64
 		)
-		err := tx.QueryRow(`SELECT member, text, ended_ms FROM tasks WHERE id = ?`, n).Scan(&member, &text, &ended)
+		err := tx.Stmt(s.ws.taskToClose).QueryRow(n).Scan(&member, &text, &ended)
 		if errors.Is(err, sql.ErrNoRows) {
 			return &NotFoundError{What: "task", Key: FormatTaskID(n)}
 		}
@@ -101,8 +101,7 @@ func (s *Store) replaceArtifact(id string, a Artifact) error {
 			return fmt.Errorf("%s: %w", FormatTaskID(n), ErrOpen)
 		}
 		kept, chars, truncated := tailChars(a.Text, ArtifactMaxChars)
-		if _, err := tx.Exec(`INSERT OR REPLACE INTO artifacts (task_id, text, source, truncated, chars) VALUES (?, ?, ?, ?, ?)`,
-			n, kept, a.Source, truncated, chars); err != nil {
+		if _, err := tx.Stmt(s.ws.putArtifact).Exec(n, kept, a.Source, truncated, chars); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(`UPDATE tasks SET bytes = ? WHERE id = ?`, len(text)+len(kept), n); err != nil {

@@ -34,7 +34,7 @@ func openTest(t *testing.T, o Options) *Store {
 // raw opens a plain connection to the same file, for inspecting or sabotaging it.
 func raw(t *testing.T, path string) *sql.DB {
 	t.Helper()
-	db, err := sql.Open("sqlite", path)
+	db, err := sql.Open("sqlite3", path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -745,7 +745,7 @@ func TestExclusiveLockingModeBlocksOpen(t *testing.T) {
 	s.Close()
 	// A tool that opened the file in exclusive locking mode keeps every other connection out,
 	// readers included.
-	holder := raw(t, "file:"+path+"?_pragma=locking_mode(EXCLUSIVE)")
+	holder := raw(t, "file:"+path+"?_locking_mode=EXCLUSIVE")
 	conn, err := holder.Conn(t.Context())
 	if err != nil {
 		t.Fatal(err)

@@ -123,14 +123,14 @@ func (s *Store) taskByN(n int64) (Task, error) {
 		return Task{}, s.dbErr("read task", err)
 	}
 	defer tx.Rollback()
-	t, err := s.scanTask(tx.QueryRow(`SELECT `+taskCols+` FROM tasks WHERE id = ?`, n))
+	t, err := s.scanTask(tx.Stmt(s.rs.task).QueryRow(n))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Task{}, &NotFoundError{What: "task", Key: FormatTaskID(n)}
 	}
 	if err != nil {
 		return Task{}, s.dbErr("read task", err)
 	}
-	rows, err := tx.Query(`SELECT at_ms, state, kind, authority, note FROM transitions WHERE task_id = ? ORDER BY id`, n)
+	rows, err := tx.Stmt(s.rs.taskTransitions).Query(n)
 	if err != nil {
 		return Task{}, s.dbErr("read task", err)
 	}
@@ -153,8 +153,7 @@ func (s *Store) taskByN(n int64) (Task, error) {
 		return Task{}, s.dbErr("read task", err)
 	}
 	var a Artifact
-	err = tx.QueryRow(`SELECT text, source, truncated, chars FROM artifacts WHERE task_id = ?`, n).
-		Scan(&a.Text, &a.Source, &a.Truncated, &a.Chars)
+	err = tx.Stmt(s.rs.taskArtifact).QueryRow(n).Scan(&a.Text, &a.Source, &a.Truncated, &a.Chars)
 	switch {
 	case err == nil:
 		t.Artifact = &a
@@ -169,7 +168,7 @@ func (s *Store) taskByRemote(remoteTaskID string) (Task, error) {
 		return Task{}, &NotFoundError{What: "remote task", Key: remoteTaskID}
 	}
 	var n int64
-	err := s.r.QueryRow(`SELECT id FROM tasks WHERE remote_task_id = ? AND remote_task_id <> '' ORDER BY id DESC LIMIT 1`, remoteTaskID).Scan(&n)
+	err := s.rs.taskByRemote.QueryRow(remoteTaskID).Scan(&n)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Task{}, &NotFoundError{What: "remote task", Key: remoteTaskID}
 	}
@@ -181,7 +180,7 @@ func (s *Store) taskByRemote(remoteTaskID string) (Task, error) {
 
 func (s *Store) openTask(member string) (Task, error) {
 	var n int64
-	err := s.r.QueryRow(`SELECT id FROM tasks INDEXED BY tasks_running WHERE member = ? AND ended_ms IS NULL AND queued = 0 ORDER BY id DESC LIMIT 1`, member).Scan(&n)
+	err := s.rs.openTask.QueryRow(member).Scan(&n)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Task{}, &NotFoundError{What: "open task of member", Key: member}
 	}
@@ -193,13 +192,10 @@ func (s *Store) openTask(member string) (Task, error) {
 
 // known reports whether the member is in the manifest or has any history, so reads can tell an
 // unknown name (a typo: not found) from a member with nothing in the window (empty result).
-func (s *Store) known(q interface {
-	QueryRow(string, ...any) *sql.Row
-}, member string) (bool, error) {
+// st is s.rs.known, or that statement in a read transaction (tx.Stmt).
+func (s *Store) known(st *sql.Stmt, member string) (bool, error) {
 	var one int
-	err := q.QueryRow(`SELECT 1 WHERE EXISTS (SELECT 1 FROM members WHERE name = ?)
-		OR EXISTS (SELECT 1 FROM tasks WHERE member = ?)
-		OR EXISTS (SELECT 1 FROM transitions WHERE member = ?)`, member, member, member).Scan(&one)
+	err := st.QueryRow(member, member, member).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -245,7 +241,7 @@ func (s *Store) log(member string, since time.Time) ([]Transition, error) {
 		return nil, s.dbErr("read log", err)
 	}
 	if len(out) == 0 {
-		ok, err := s.known(tx, member)
+		ok, err := s.known(tx.Stmt(s.rs.known), member)
 		if err != nil {
 			return nil, s.dbErr("read log", err)
 		}
@@ -360,7 +356,7 @@ func (s *Store) stats(member string, since time.Time) (Stats, error) {
 	st.ClosedTasks = len(durations)
 	st.MedianDurationMs = median(durations)
 	if !have && st.Tasks == 0 {
-		ok, err := s.known(tx, member)
+		ok, err := s.known(tx.Stmt(s.rs.known), member)
 		if err != nil {
 			return st, s.dbErr("stats", err)
 		}

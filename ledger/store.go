@@ -14,8 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	sqlite "modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
+	"github.com/mosh-dev/mosh/internal/buildcgo"
 )
 
 // Store is an open herd database. Create it with Open.
@@ -25,6 +24,8 @@ type Store struct {
 	now  func() time.Time
 	w    *sql.DB // exactly one connection, used by the writer goroutine (see writer.go)
 	r    *sql.DB // read-only pool
+	ws   writeStmts
+	rs   readStmts
 
 	token     chan struct{} // one slot: held by the goroutine committing (see writer.go)
 	qmu       sync.Mutex
@@ -37,15 +38,9 @@ type Store struct {
 	kept keptWrites // writes waiting in memory after a storage failure (writer.go)
 }
 
-// driverName is modernc.org/sqlite (SQLite translated to Go: no cgo, so the binary starts without
-// the dynamic loader and libc) under a name of its own, with a cache of prepared statements per
-// connection (stmtcache.go). Every connection it opens carries the settings of connPragmas (see
-// dsn).
-const driverName = "sqlite-mosh-ledger"
-
-func init() {
-	sql.Register(driverName, &cachingDriver{inner: &sqlite.Driver{}, size: stmtCacheSize})
-}
+// driverName is github.com/mattn/go-sqlite3 registered with a connect hook that runs connPragmas
+// on every connection it opens (sqlite_cgo.go).
+const driverName = "sqlite3-mosh-ledger"
 
 // connPragmas are set on every connection: each keeps a 16 MiB page cache and its temporary data
 // (savepoint journals) in memory, not in a file under /tmp, and reads the database file with
@@ -53,11 +48,14 @@ func init() {
 // mapped vs 0.29 ms read, 50,000 tasks), but a database file truncated or damaged under a mapping
 // raises SIGBUS, which kills the whole daemon; with reads the same damage is an I/O error on the
 // one call that hit it.
-var connPragmas = []string{"mmap_size(0)", "cache_size(-16384)", "temp_store(MEMORY)"}
+const connPragmas = "PRAGMA mmap_size = 0; PRAGMA cache_size = -16384; PRAGMA temp_store = MEMORY"
 
 // Open opens (creating if needed) the herd database at path. The directory is created 0700 if
 // missing; the database and its -wal/-shm side files are 0600 whatever the umask.
 func Open(path string, opts Options) (*Store, error) {
+	if err := buildcgo.Err(); err != nil {
+		return nil, err
+	}
 	if path == "" {
 		return nil, errors.New("ledger: empty database path (pass $MOSH_HOME/herd/herd.db)")
 	}
@@ -122,6 +120,12 @@ func Open(path string, opts Options) (*Store, error) {
 		s.w.Close()
 		return nil, s.dbErr("open", err)
 	}
+	if err := s.prepare(); err != nil {
+		s.closeStmts()
+		s.r.Close()
+		s.w.Close()
+		return nil, s.dbErr("open", err)
+	}
 	return s, nil
 }
 
@@ -176,9 +180,8 @@ func prepareFiles(abs string) error {
 	return nil
 }
 
-// dsn builds a file: URI so paths with '?' or '#' survive, with connPragmas added to q.
+// dsn builds a file: URI so paths with '?' or '#' survive.
 func dsn(abs string, q url.Values) string {
-	q["_pragma"] = connPragmas
 	u := url.URL{Scheme: "file", Path: abs, RawQuery: q.Encode()}
 	return u.String()
 }
@@ -187,6 +190,7 @@ func (s *Store) close() error {
 	var errs []error
 	s.closeOnce.Do(func() {
 		s.closeWriter()
+		errs = append(errs, s.closeStmts())
 		errs = append(errs, s.r.Close())
 		// Fold the WAL back into the database on a clean shutdown so the side file stays small.
 		_, _ = s.w.Exec("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -194,6 +198,18 @@ func (s *Store) close() error {
 	})
 	return errors.Join(errs...)
 }
+
+// failure is what a SQLite error means for the user, by its primary result code (failureOf).
+type failure int
+
+const (
+	failureOther    failure = iota
+	failureDamaged          // SQLITE_NOTADB, SQLITE_CORRUPT
+	failureLocked           // SQLITE_BUSY, SQLITE_LOCKED
+	failureFull             // SQLITE_FULL
+	failureReadOnly         // SQLITE_READONLY, SQLITE_CANTOPEN, SQLITE_PERM, SQLITE_AUTH
+	failureIO               // SQLITE_IOERR
+)
 
 // dbErr turns a SQLite failure into an error that names the file and what to do.
 func (s *Store) dbErr(op string, err error) error {
@@ -204,24 +220,21 @@ func (s *Store) dbErr(op string, err error) error {
 	if errors.As(err, &nf) || errors.Is(err, ErrClosed) || errors.Is(err, ErrOpen) {
 		return err
 	}
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		switch se.Code() & 0xff { // the primary result code of an extended one
-		case sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT:
-			return fmt.Errorf("ledger %s: %s is damaged (%v): stop the daemon and move the file aside "+
-				"(mv %s %s.bad) to start a new ledger; mosh herd doctor names this too", op, s.path, err, s.path, s.path)
-		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
-			return fmt.Errorf("ledger %s: %s is locked by another process (%v): is a second mosh daemon "+
-				"running? (mosh herd daemon status)", op, s.path, err)
-		case sqlite3.SQLITE_FULL:
-			return fmt.Errorf("ledger %s: disk full writing %s (%v): free space on that disk; the herd keeps "+
-				"running and later writes succeed once there is room", op, s.path, err)
-		case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM, sqlite3.SQLITE_AUTH:
-			return fmt.Errorf("ledger %s: cannot write %s (%v): check that the file and its directory are "+
-				"owned by you (0600 file, 0700 directory)", op, s.path, err)
-		case sqlite3.SQLITE_IOERR:
-			return fmt.Errorf("ledger %s: I/O error on %s (%v): check the disk", op, s.path, err)
-		}
+	switch failureOf(err) {
+	case failureDamaged:
+		return fmt.Errorf("ledger %s: %s is damaged (%v): stop the daemon and move the file aside "+
+			"(mv %s %s.bad) to start a new ledger; mosh herd doctor names this too", op, s.path, err, s.path, s.path)
+	case failureLocked:
+		return fmt.Errorf("ledger %s: %s is locked by another process (%v): is a second mosh daemon "+
+			"running? (mosh herd daemon status)", op, s.path, err)
+	case failureFull:
+		return fmt.Errorf("ledger %s: disk full writing %s (%v): free space on that disk; the herd keeps "+
+			"running and later writes succeed once there is room", op, s.path, err)
+	case failureReadOnly:
+		return fmt.Errorf("ledger %s: cannot write %s (%v): check that the file and its directory are "+
+			"owned by you (0600 file, 0700 directory)", op, s.path, err)
+	case failureIO:
+		return fmt.Errorf("ledger %s: I/O error on %s (%v): check the disk", op, s.path, err)
 	}
 	return fmt.Errorf("ledger %s (%s): %w", op, s.path, err)
 }

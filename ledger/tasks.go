@@ -16,10 +16,9 @@ func usageErr(format string, args ...any) error { return exitcode.New(exitcode.U
 func parseTaskID(id string) (int64, error) { return vocab.ParseTaskID(id) }
 
 // openTaskID returns the member's newest open task, or 0.
-func openTaskID(tx *sql.Tx, member string) (int64, error) {
+func (s *Store) openTaskID(tx *sql.Tx, member string) (int64, error) {
 	var id int64
-	err := tx.QueryRow(`SELECT id FROM tasks INDEXED BY tasks_running WHERE member = ? AND ended_ms IS NULL AND queued = 0 ORDER BY id DESC LIMIT 1`,
-		member).Scan(&id)
+	err := tx.Stmt(s.ws.openTask).QueryRow(member).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}
@@ -46,13 +45,11 @@ func (s *Store) mintTask(member, text, stateAtSubmit string, at time.Time, queue
 	err := s.writeTx(what, func(tx *sql.Tx) error {
 		// The member's autonomous flag from its manifest row; a member without one (not on the
 		// manifest) counts as autonomous.
-		res, err := tx.Exec(`INSERT INTO tasks (member, text, submitted_ms, state_at_submit, state, bytes, queued, autonomous)
-			VALUES (?, ?, ?, ?, ?, ?, ?, COALESCE((SELECT autonomous FROM members WHERE name = ?), 1))`,
-			member, text, at.UnixMilli(), stateAtSubmit, StateSubmitted, len(text), q, member)
+		res, err := tx.Stmt(s.ws.mintTask).Exec(member, text, at.UnixMilli(), stateAtSubmit, StateSubmitted, len(text), q, member)
 		if err != nil {
 			return err
 		}
-		if err := tx.QueryRow(`SELECT autonomous FROM tasks WHERE id = last_insert_rowid()`).Scan(&auto); err != nil {
+		if err := tx.Stmt(s.ws.mintedAutonomous).QueryRow().Scan(&auto); err != nil {
 			return err
 		}
 		if id, err = res.LastInsertId(); err != nil || queued {
@@ -72,9 +69,7 @@ func (s *Store) mintTask(member, text, stateAtSubmit string, at time.Time, queue
 // supersede closes the member's running tasks other than id as canceled: one prompt at a time per
 // member. Queued tasks wait their turn and are left alone.
 func (s *Store) supersede(tx *sql.Tx, member string, id int64, at time.Time) error {
-	res, err := tx.Exec(`UPDATE tasks SET ended_ms = ?, note = ?, state = ?, kind = ''
-		WHERE member = ? AND ended_ms IS NULL AND queued = 0 AND id <> ?`,
-		at.UnixMilli(), "superseded by "+FormatTaskID(id), StateCanceled, member, id)
+	res, err := tx.Stmt(s.ws.supersede).Exec(at.UnixMilli(), "superseded by "+FormatTaskID(id), StateCanceled, member, id)
 	if err != nil {
 		return err
 	}
@@ -97,7 +92,7 @@ func (s *Store) startTask(id string, at time.Time) error {
 			member string
 			ended  sql.NullInt64
 		)
-		err := tx.QueryRow(`SELECT member, ended_ms FROM tasks WHERE id = ?`, n).Scan(&member, &ended)
+		err := tx.Stmt(s.ws.taskMemberEnded).QueryRow(n).Scan(&member, &ended)
 		if errors.Is(err, sql.ErrNoRows) {
 			return &NotFoundError{What: "task", Key: FormatTaskID(n)}
 		}
@@ -107,7 +102,7 @@ func (s *Store) startTask(id string, at time.Time) error {
 		if ended.Valid {
 			return fmt.Errorf("%s: %w", FormatTaskID(n), ErrClosed)
 		}
-		if _, err := tx.Exec(`UPDATE tasks SET queued = 0 WHERE id = ?`, n); err != nil {
+		if _, err := tx.Stmt(s.ws.startTask).Exec(n); err != nil {
 			return err
 		}
 		return s.supersede(tx, member, n, at)
@@ -132,13 +127,12 @@ func checkTransition(tr Transition) error {
 	return nil
 }
 
-func insertTransition(tx *sql.Tx, member string, taskID int64, tr Transition) (int64, error) {
+func (s *Store) insertTransition(tx *sql.Tx, member string, taskID int64, tr Transition) (int64, error) {
 	var link any
 	if taskID != 0 {
 		link = taskID
 	}
-	res, err := tx.Exec(`INSERT INTO transitions (member, task_id, at_ms, state, kind, authority, note)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, member, link, tr.At.UnixMilli(), tr.State, tr.Kind, tr.Authority, tr.Note)
+	res, err := tx.Stmt(s.ws.insertTransition).Exec(member, link, tr.At.UnixMilli(), tr.State, tr.Kind, tr.Authority, tr.Note)
 	if err != nil {
 		return 0, err
 	}
@@ -162,7 +156,7 @@ func (s *Store) recordTransition(member string, tr Transition) (string, error) {
 			rowID int64
 			link  sql.NullInt64
 		)
-		err := tx.QueryRow(recordTransitionSQL, member, member, tr.At.UnixMilli(), tr.State, tr.Kind, tr.Authority, tr.Note).Scan(&rowID, &link)
+		err := tx.Stmt(s.ws.recordTransition).QueryRow(member, member, tr.At.UnixMilli(), tr.State, tr.Kind, tr.Authority, tr.Note).Scan(&rowID, &link)
 		if err != nil {
 			return err
 		}
@@ -197,16 +191,14 @@ func (s *Store) pruneLog(tx *sql.Tx, member string) error {
 		return nil
 	}
 	var atMs, id int64
-	err := tx.QueryRow(`SELECT at_ms, id FROM transitions WHERE member = ? AND task_id IS NULL
-		ORDER BY at_ms DESC, id DESC LIMIT 1 OFFSET ?`, member, s.opts.MaxLogPerMember).Scan(&atMs, &id)
+	err := tx.Stmt(s.ws.logCut).QueryRow(member, s.opts.MaxLogPerMember).Scan(&atMs, &id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	_, err = tx.Exec(`DELETE FROM transitions WHERE member = ? AND task_id IS NULL AND (at_ms < ? OR (at_ms = ? AND id <= ?))`,
-		member, atMs, atMs, id)
+	_, err = tx.Stmt(s.ws.logDelete).Exec(member, atMs, atMs, id)
 	return err
 }
 
@@ -247,7 +239,7 @@ func (s *Store) closeTaskTx(tx *sql.Tx, n int64, end Transition, a Artifact) err
 		member, text string
 		ended        sql.NullInt64
 	)
-	err := tx.QueryRow(`SELECT member, text, ended_ms FROM tasks WHERE id = ?`, n).Scan(&member, &text, &ended)
+	err := tx.Stmt(s.ws.taskToClose).QueryRow(n).Scan(&member, &text, &ended)
 	if errors.Is(err, sql.ErrNoRows) {
 		return &NotFoundError{What: "task", Key: FormatTaskID(n)}
 	}
@@ -258,23 +250,20 @@ func (s *Store) closeTaskTx(tx *sql.Tx, n int64, end Transition, a Artifact) err
 		return fmt.Errorf("%s: %w", FormatTaskID(n), ErrClosed)
 	}
 	var lastState, lastKind string
-	err = tx.QueryRow(`SELECT state, kind FROM transitions WHERE task_id = ? ORDER BY id DESC LIMIT 1`, n).
-		Scan(&lastState, &lastKind)
+	err = tx.Stmt(s.ws.lastTransition).QueryRow(n).Scan(&lastState, &lastKind)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}
 	if errors.Is(err, sql.ErrNoRows) || lastState != end.State || lastKind != end.Kind {
-		if _, err := insertTransition(tx, member, n, end); err != nil {
+		if _, err := s.insertTransition(tx, member, n, end); err != nil {
 			return err
 		}
 	}
 	kept, chars, truncated := tailChars(a.Text, ArtifactMaxChars)
-	if _, err := tx.Exec(`INSERT OR REPLACE INTO artifacts (task_id, text, source, truncated, chars) VALUES (?, ?, ?, ?, ?)`,
-		n, kept, a.Source, truncated, chars); err != nil {
+	if _, err := tx.Stmt(s.ws.putArtifact).Exec(n, kept, a.Source, truncated, chars); err != nil {
 		return err
 	}
-	if _, err := tx.Exec(`UPDATE tasks SET ended_ms = ?, queued = 0, state = ?, kind = ?, note = CASE WHEN ? <> '' THEN ? ELSE note END,
-		bytes = ? WHERE id = ?`, end.At.UnixMilli(), end.State, end.Kind, end.Note, end.Note, len(text)+len(kept), n); err != nil {
+	if _, err := tx.Stmt(s.ws.endTask).Exec(end.At.UnixMilli(), end.State, end.Kind, end.Note, end.Note, len(text)+len(kept), n); err != nil {
 		return err
 	}
 	return s.prune(tx, member)
@@ -292,7 +281,7 @@ func (s *Store) reconcile(member string, at time.Time, note string) (string, err
 	}
 	var closed int64
 	err := s.writeTx("reconcile", func(tx *sql.Tx) error {
-		n, err := openTaskID(tx, member)
+		n, err := s.openTaskID(tx, member)
 		if err != nil || n == 0 {
 			return err
 		}
@@ -333,7 +322,7 @@ func (s *Store) prune(tx *sql.Tx, member string) error {
 	if maxTasks < 0 && maxBytes < 0 {
 		return nil
 	}
-	rows, err := tx.Query(`SELECT id, bytes FROM tasks WHERE member = ? AND ended_ms IS NOT NULL ORDER BY id DESC`, member)
+	rows, err := tx.Stmt(s.ws.closedTasks).Query(member)
 	if err != nil {
 		return err
 	}
@@ -365,17 +354,18 @@ func (s *Store) prune(tx *sql.Tx, member string) error {
 	if len(doomed) == 0 {
 		return nil
 	}
+	del := tx.Stmt(s.ws.deleteTask)
 	for _, id := range doomed {
-		if _, err := tx.Exec(`DELETE FROM tasks WHERE id = ?`, id); err != nil {
+		if _, err := del.Exec(id); err != nil {
 			return err
 		}
 	}
 	var oldest sql.NullInt64
-	if err := tx.QueryRow(`SELECT min(submitted_ms) FROM tasks WHERE member = ?`, member).Scan(&oldest); err != nil {
+	if err := tx.Stmt(s.ws.oldestTask).QueryRow(member).Scan(&oldest); err != nil {
 		return err
 	}
 	if oldest.Valid {
-		_, err = tx.Exec(`DELETE FROM transitions WHERE member = ? AND at_ms < ? AND task_id IS NULL`, member, oldest.Int64)
+		_, err = tx.Stmt(s.ws.pruneUntasked).Exec(member, oldest.Int64)
 	}
 	return err
 }

@@ -379,7 +379,7 @@ func (s *Store) commit(batch []*writeReq) {
 				}
 				continue
 			}
-			if _, err := tx.Exec(`SAVEPOINT req`); err != nil {
+			if _, err := tx.Stmt(s.ws.savepoint).Exec(); err != nil {
 				retry = true
 				break
 			}
@@ -392,12 +392,12 @@ func (s *Store) commit(batch []*writeReq) {
 			}
 			if err != nil {
 				results[i] = err
-				if _, err := tx.Exec(`ROLLBACK TO req`); err != nil {
+				if _, err := tx.Stmt(s.ws.rollbackToSavepoint).Exec(); err != nil {
 					retry = true
 					break
 				}
 			}
-			if _, err := tx.Exec(`RELEASE req`); err != nil {
+			if _, err := tx.Stmt(s.ws.releaseSavepoint).Exec(); err != nil {
 				retry = true
 				break
 			}

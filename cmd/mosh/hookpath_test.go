@@ -279,7 +279,7 @@ func TestHookPathSkipsTheHeavyInits(t *testing.T) {
 		return stderr.String()
 	}
 	heavy := []string{"github.com/dop251/goja ", "github.com/evanw/esbuild/pkg/api ", "github.com/charmbracelet/x/vt ",
-		"github.com/spf13/cobra ", "modernc.org/sqlite ", "github.com/mosh-dev/mosh/herd ",
+		"github.com/spf13/cobra ", "github.com/mattn/go-sqlite3 ", "github.com/mosh-dev/mosh/herd ",
 		// What initialised first while the fast path's import path sorted after github.com/dlclark…
 		// (cmd/mosh/internal/hookpath) and it imported encoding/json: packages that sort before
 		// it and were ready, now behind it (early/README.md).

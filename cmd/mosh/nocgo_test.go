@@ -1,49 +1,62 @@
 package main
 
 import (
-	"debug/elf"
+	"encoding/json"
 	"os"
 	"os/exec"
-	"runtime"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mosh-dev/mosh/internal/buildcgo"
 )
 
-// mosh ships built with CGO_ENABLED=0 (README's quick start): every hook event starts a mosh
-// process, and a binary that links libc pays the dynamic loader, libc's start-up and cgo's thread
-// set-up on each (about half an empty Go binary's start-up again). No package mosh links may need
-// cgo to work: with cgo allowed, the only packages with cgo files are the standard library's
-// optional ones (net, os/user, runtime/cgo), which have pure-Go versions that CGO_ENABLED=0 selects.
-// A dependency that needs cgo (mattn/go-sqlite3 did) builds with CGO_ENABLED=0 into a stub that
-// fails at run time, so this is checked on the dependency list, not only by building.
-func TestShippedBuildNeedsNoCgo(t *testing.T) {
-	cmd := exec.Command("go", "list", "-deps", "-f", "{{if and .CgoFiles (not .Standard)}}{{.ImportPath}}{{end}}", ".")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
+// mosh's ledger is SQLite through github.com/mattn/go-sqlite3, which needs cgo. A mosh built
+// without it (CGO_ENABLED=0, or where Go finds no C compiler and turns cgo off by itself) links the
+// driver's stub, whose every open fails with the driver's own text. Such a binary says so at once in
+// mosh's words, with the fix, from every verb that needs the ledger (exit 5, infrastructure), and
+// herd doctor fails its sqlite check; it never starts a daemon.
+func TestBuiltWithoutCgoSaysSoWithTheFix(t *testing.T) {
+	t.Parallel()
+	bin := filepath.Join(t.TempDir(), "mosh-nocgo")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("CGO_ENABLED=0 go build: %v\n%s", err, out)
 	}
-	if pkgs := strings.Fields(string(out)); len(pkgs) > 0 {
-		t.Errorf("packages linked into mosh that use cgo: %s; mosh ships with CGO_ENABLED=0, where they "+
-			"compile to stubs or not at all: use a pure-Go package instead", strings.Join(pkgs, ", "))
+	s := newSandbox(t)
+	want := "mosh: " + buildcgo.Problem + ": " + buildcgo.Fix + "\n"
+	for _, args := range [][]string{
+		{"herd", "tasks"},                   // a ledger read: the client would start the daemon
+		{"herd", "run", "b1", "--", "bash"}, // a member: the same
+		{"herd", "daemon", "--foreground"},  // the daemon itself
+	} {
+		s.runCmd(exec.Command(bin, args...), "").expect(t, strings.Join(args, " "), 5, "", want)
+	}
+	if _, err := os.Stat(filepath.Join(s.moshHome(), "herd", "daemon.log")); !os.IsNotExist(err) {
+		t.Errorf("a daemon was started (daemon.log: %v)", err)
 	}
 
-	// The binary the end-to-end tests run is the shipped one: static, no program interpreter
-	// (the dynamic loader) to start.
-	if runtime.GOOS != "linux" {
-		return
+	o := s.runCmd(exec.Command(bin, "herd", "doctor", "--json"), "")
+	if o.code != 5 {
+		t.Fatalf("herd doctor: exit %d, want 5\n%s%s", o.code, o.stdout, o.stderr)
 	}
-	f, err := elf.Open(moshBin)
-	if err != nil {
-		t.Fatal(err)
+	var r struct {
+		Checks []struct{ Name, Level, Detail, Fix string }
 	}
-	defer f.Close()
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_INTERP {
-			t.Errorf("%s has a program interpreter: it was linked dynamically (built with cgo), not as mosh ships", moshBin)
+	if err := json.Unmarshal([]byte(o.stdout), &r); err != nil {
+		t.Fatalf("herd doctor --json: %v\n%s", err, o.stdout)
+	}
+	found := false
+	for _, c := range r.Checks {
+		if c.Name == "sqlite" {
+			found = c.Level == "fail" && c.Detail == buildcgo.Problem && c.Fix == buildcgo.Fix
+			if !found {
+				t.Errorf("herd doctor's sqlite check: %+v", c)
+			}
 		}
 	}
-	if libs, _ := f.ImportedLibraries(); len(libs) > 0 {
-		t.Errorf("%s links %v: built with cgo, not as mosh ships", moshBin, libs)
+	if !found {
+		t.Errorf("herd doctor has no failing sqlite check:\n%s", o.stdout)
 	}
 }

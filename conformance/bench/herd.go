@@ -156,39 +156,25 @@ func buildMosh(prefix string) (root, bin, mosh string, err error) {
 	return root, bin, mosh, nil
 }
 
-func goBuild(root, out, pkg string, env ...string) error {
+func goBuild(root, out, pkg string) error {
 	cmd := exec.Command("go", "build", "-o", out, pkg)
 	cmd.Dir = root
-	if len(env) > 0 {
-		cmd.Env = append(filteredEnv("CGO_ENABLED"), env...)
-	}
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("%s go build %s: %v\n%s", strings.Join(env, " "), pkg, err, b)
+		return fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
 	}
 	return nil
 }
 
-// goBuildMosh builds a checkout's ./cmd/mosh the way it ships, to measure what users run:
-// CGO_ENABLED=0 (README's quick start: a static binary, no dynamic loader or libc start-up; with a C
-// compiler present the default build would link libc again for net and os/user). A checkout from
-// before the pure-Go ledger, whose go.mod still requires github.com/mattn/go-sqlite3 (cgo only), is
-// built as it shipped then, with cgo.
+// goBuildMosh builds a checkout's ./cmd/mosh the default way (README's build: cgo on, as the
+// ledger's SQLite needs), to measure what users run.
 //
 // out is a copy of the linker's output, written with write(2): the file the linker writes (through
 // a mapping) sits in the page cache in a way that costs every process started from it ~80 more
 // page faults on the hook path and ~180 on the ordinary one (measured: the same binary as built and
 // as copied, side by side), which a binary installed or copied by a user does not pay.
 func goBuildMosh(root, out string) error {
-	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
-	if err != nil {
-		return err
-	}
-	cgo := "CGO_ENABLED=0"
-	if strings.Contains(string(mod), "github.com/mattn/go-sqlite3 ") {
-		cgo = "CGO_ENABLED=1"
-	}
 	built := out + ".linked"
-	if err := goBuild(root, built, "./cmd/mosh", cgo); err != nil {
+	if err := goBuild(root, built, "./cmd/mosh"); err != nil {
 		return err
 	}
 	defer os.Remove(built)

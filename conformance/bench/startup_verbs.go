@@ -72,9 +72,8 @@ func startupVerbs(tmp, mosh, with string, runs int) error {
 	if err != nil {
 		return err
 	}
-	// The floor of any binary that links libc through cgo, as mosh did for sqlite before its ledger
-	// moved to a pure-Go SQLite: the dynamic loader, libc's start-up and cgo's runtime set-up,
-	// before any package init. Kept for comparison: mosh ships without cgo now.
+	// The floor of any binary that links libc through cgo, as mosh does for SQLite: the dynamic
+	// loader, libc's start-up and cgo's runtime set-up, before any package init.
 	emptyCgo, err := buildGoProgram(tmp, "emptycgo", "package main\n\n// #include <stdlib.h>\nimport \"C\"\n\nfunc main() {}\n")
 	if err != nil {
 		return err
@@ -136,7 +135,7 @@ func startupVerbs(tmp, mosh, with string, runs int) error {
 	}
 	cases := []*verbCase{
 		{label: "empty Go binary", argv: []string{empty}, env: env},
-		{label: "empty cgo binary (libc; mosh before pure Go)", argv: []string{emptyCgo}, env: env},
+		{label: "empty cgo binary (libc, as mosh)", argv: []string{emptyCgo}, env: env},
 		{label: "floor: stdlib-only report client", argv: []string{floor, herd.SocketPath(home), "b1", "idle"}, env: hookEnv, stdin: hookPayload},
 	}
 	for i, b := range bins {
@@ -224,7 +223,7 @@ func buildGoProgram(tmp, name, src string) (string, error) {
 	cmd.Dir = dir
 	cgo := "CGO_ENABLED=0" // static, as small as Go gets
 	if strings.Contains(src, "import \"C\"") {
-		cgo = "CGO_ENABLED=1" // linked against libc, as mosh was (sqlite through cgo)
+		cgo = "CGO_ENABLED=1" // linked against libc, as mosh is (SQLite through cgo)
 	}
 	cmd.Env = append(filteredEnv("GOFLAGS", "CGO_ENABLED"), "GOWORK=off", cgo)
 	if b, err := cmd.CombinedOutput(); err != nil {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
+	"github.com/mosh-dev/mosh/internal/buildcgo"
 	"github.com/mosh-dev/mosh/ledger"
 )
 
@@ -92,6 +93,10 @@ func ServeForeground(ctx context.Context, home string) error {
 }
 
 func serveForeground(ctx context.Context, home string, seams serveSeams) error {
+	// Without SQLite the daemon would run on a manifest in memory and refuse every ledger verb.
+	if err := buildcgo.Err(); err != nil {
+		return err
+	}
 	home, err := herd.HomeOr(home)
 	if err != nil {
 		return err
