@@ -1,11 +1,10 @@
 package a2a
 
 import (
+	"bytes"
 	"encoding/json"
 	"sort"
 	"strconv"
-
-	"0.mosh/early/rawjson"
 )
 
 // The hot path (every tasks/get and message/send answer is a Task) is encoded by hand: with
@@ -206,4 +205,10 @@ func appendValue(b []byte, v any) []byte {
 
 // appendString quotes s as encoding/json does with SetEscapeHTML(false): \b \f \n \r \t and
 // \u00XX for other control bytes, invalid UTF-8 as \ufffd, U+2028 and U+2029 escaped.
-func appendString(b []byte, s string) []byte { return rawjson.AppendString(b, s, false) }
+func appendString(b []byte, s string) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
+}

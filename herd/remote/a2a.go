@@ -59,7 +59,7 @@ func (c *Conn) sendA2A(ctx context.Context, text, taskID string) (Observation, e
 	if res.Message != nil {
 		// Some agents answer at once with a message instead of a task: a finished turn.
 		return Observation{TaskID: res.Message.TaskID, ContextID: res.Message.ContextID,
-			RemoteState: string(a2a.StateCompleted), State: vocab.Done, Terminal: true, Output: partsText(res.Message.Parts)}, nil
+			RemoteState: string(a2a.StateCompleted), State: string(vocab.Done), Terminal: true, Output: partsText(res.Message.Parts)}, nil
 	}
 	return observe(res.Task), nil
 }
@@ -126,21 +126,21 @@ func observe(t *a2a.Task) Observation {
 	}
 	switch t.Status.State {
 	case a2a.StateInputRequired:
-		o.State, o.BlockedOn = vocab.Blocked, vocab.Question
+		o.State, o.BlockedOn = string(vocab.Blocked), string(vocab.Question)
 		if k := herdBlockedOn(t); k != "" {
 			o.BlockedOn = k
 		}
 	case a2a.StateAuthRequired:
-		o.State, o.BlockedOn = vocab.Blocked, vocab.Permission
+		o.State, o.BlockedOn = string(vocab.Blocked), string(vocab.Permission)
 	case a2a.StateCompleted:
-		o.State, o.Terminal = vocab.Done, true
+		o.State, o.Terminal = string(vocab.Done), true
 	case a2a.StateFailed, a2a.StateRejected:
-		o.State, o.Terminal, o.Failed = vocab.Done, true, true
+		o.State, o.Terminal, o.Failed = string(vocab.Done), true, true
 	case a2a.StateCanceled:
-		o.State, o.Terminal, o.Canceled = vocab.Done, true, true
+		o.State, o.Terminal, o.Canceled = string(vocab.Done), true, true
 	default:
 		// submitted, working, unknown, or a word from a newer spec: the task is still open.
-		o.State = vocab.Working
+		o.State = string(vocab.Working)
 	}
 	return o
 }
@@ -152,7 +152,7 @@ func observe(t *a2a.Task) Observation {
 func herdBlockedOn(t *a2a.Task) string {
 	md, _ := t.Metadata[a2a.MetadataKey].(map[string]any)
 	k, _ := md["blockedOn"].(string)
-	if k == "" || !vocab.ValidKind(k) {
+	if !vocab.Kind(k).Valid() {
 		return ""
 	}
 	return k
