@@ -106,8 +106,8 @@ const (
 // DefaultWaitStates is what wait and prompt --wait wait for when no states are given.
 var DefaultWaitStates = []string{StateBlocked, StateDone}
 
-// ValidName reports whether s is a legal member name: ^[a-z][a-z0-9_-]{0,31}$.
-func ValidName(s string) bool { return ledger.ValidName(s) }
+// ValidName reports whether s is a legal member name (vocab.NamePattern).
+func ValidName(s string) bool { return vocab.ValidName(s) }
 
 // CheckName returns a usage error naming the fix when s is not a legal member name.
 func CheckName(s string) error {

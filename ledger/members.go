@@ -6,26 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/mosh-dev/mosh/herd/vocab"
 )
 
-// ValidName reports whether name matches ^[a-z][a-z0-9_-]{0,31}$. Written by hand rather than as
-// a package-level regexp: that regexp would be compiled at the start of every mosh process
-// (each hook's `mosh herd report` included), about a millisecond each time.
-func ValidName(name string) bool {
-	if len(name) == 0 || len(name) > 32 || name[0] < 'a' || name[0] > 'z' {
-		return false
-	}
-	for i := 1; i < len(name); i++ {
-		c := name[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
-
 func checkName(name string) error {
-	if !ValidName(name) {
+	if !vocab.ValidName(name) {
 		return usageErr("member name %q is not valid: use 1-32 characters a-z, 0-9, _ or -, starting with a letter", name)
 	}
 	return nil

@@ -1,12 +1,13 @@
 // Package vocab is the herd's one vocabulary: the names of member states, blocked sub-kinds,
 // authorities and explain reason codes as they travel on every wire (the daemon's protocol,
-// the ledger, A2A, remote members) and the one parser of "state[:kind]".
+// the ledger, A2A, remote members), the one parser of "state[:kind]", and the member-name rule.
 // It is a leaf (standard library only), so the ledger, a2a, herd/state and the adapters can all
 // take their names from it without importing the herd.
 package vocab
 
 import (
 	"errors"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -125,3 +126,12 @@ func Format(state State, kind Kind) string {
 	}
 	return string(state)
 }
+
+// NamePattern is the member-name rule: 1-32 characters, a lowercase letter first, then a-z, 0-9,
+// '-' or '_'. Local sessions, remote members and A2A member ids all follow it.
+const NamePattern = `^[a-z][a-z0-9_-]{0,31}$`
+
+var nameRE = regexp.MustCompile(NamePattern)
+
+// ValidName reports whether s is a legal member name (NamePattern).
+func ValidName(s string) bool { return nameRE.MatchString(s) }

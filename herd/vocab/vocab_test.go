@@ -60,3 +60,24 @@ func TestParseErrorsNameTheFix(t *testing.T) {
 		}
 	}
 }
+
+// The member-name rule: a lowercase letter, then up to 31 of a-z, 0-9, '-' and '_'; nothing
+// else, no trailing newline.
+func TestValidName(t *testing.T) {
+	for _, s := range []string{"a", "api", "a-b_c9", "z" + strings.Repeat("9", 31), strings.Repeat("a", 32)} {
+		if !ValidName(s) {
+			t.Errorf("ValidName(%q) = false", s)
+		}
+	}
+	for _, s := range []string{"", "A", "9a", "-a", "_a", "a.b", "a b", "é", "aé", "a\n", "a/", "aB", strings.Repeat("a", 33)} {
+		if ValidName(s) {
+			t.Errorf("ValidName(%q) = true", s)
+		}
+	}
+}
+
+func BenchmarkValidName(b *testing.B) {
+	for b.Loop() {
+		ValidName("api-server_2")
+	}
+}
