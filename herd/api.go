@@ -392,12 +392,8 @@ type ReportParams struct {
 	Nonce string `json:"nonce,omitempty"`
 }
 
-// EnvName and EnvNonce are the member name and the per-launch nonce in a local member's
-// environment (the daemon sets both when it launches a member).
-const (
-	EnvName  = "MOSH_HERD_NAME"
-	EnvNonce = "MOSH_HERD_NONCE"
-)
+// EnvNonce is the per-launch nonce in a local member's environment (beside MOSH_HERD_NAME).
+const EnvNonce = "MOSH_HERD_NONCE"
 
 type ReportResult struct {
 	Name      string `json:"name"`

@@ -599,7 +599,7 @@ func (c *Client) Report(ctx context.Context, name, state, kind string, ttl time.
 	var r ReportResult
 	p := ReportParams{Name: name, State: state, Kind: kind, TTLMs: ttl.Milliseconds(), Payload: payload}
 	// A hook reporting for the member it runs in carries that launch's nonce.
-	if getenv := c.Options().Getenv; name == getenv(EnvName) {
+	if getenv := c.Options().Getenv; name == getenv("MOSH_HERD_NAME") {
 		p.Nonce = getenv(EnvNonce)
 	}
 	return &r, c.call(ctx, MethodReport, p, &r)
