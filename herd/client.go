@@ -327,21 +327,15 @@ func (c *Client) dispatchNotification(resp rpcResponse) {
 	}
 }
 
-// call sends one request and decodes its result into out (may be nil).
+// call sends one request and decodes its result into out (may be nil; a *json.RawMessage gets
+// the result as the daemon encoded it).
 func (c *Client) call(ctx context.Context, method string, params, out any) error {
-	return c.roundTrip(ctx, method, func(id int64) ([]byte, error) {
-		b, err := json.Marshal(rpcRequest{JSONRPC: "2.0", ID: &id, Method: method, Params: params})
-		return append(b, '\n'), err
-	}, out)
-}
-
-// roundTrip sends the request line that line builds for a fresh call id and waits for its answer.
-func (c *Client) roundTrip(ctx context.Context, method string, line func(id int64) ([]byte, error), out any) error {
 	id := c.nextID.Add(1)
-	req, err := line(id)
+	req, err := json.Marshal(rpcRequest{JSONRPC: "2.0", ID: &id, Method: method, Params: params})
 	if err != nil {
 		return exitcode.New(exitcode.Infra, "cannot encode the %s request: %v", method, err)
 	}
+	req = append(req, '\n')
 	ch := make(chan rpcResponse, 1)
 	c.mu.Lock()
 	if c.readErr != nil || c.closed {
