@@ -88,6 +88,16 @@ func (s State) Valid() bool {
 	return false
 }
 
+// IsTaskEnd reports whether s is a task end state that is not a member state (Failed, Canceled,
+// Interrupted).
+func (s State) IsTaskEnd() bool {
+	switch s {
+	case Failed, Canceled, Interrupted:
+		return true
+	}
+	return false
+}
+
 // Valid reports whether k is a blocked sub-kind (NoKind included).
 func (k Kind) Valid() bool {
 	switch k {

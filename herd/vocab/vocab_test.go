@@ -81,3 +81,16 @@ func BenchmarkValidName(b *testing.B) {
 		ValidName("api-server_2")
 	}
 }
+
+func TestIsTaskEnd(t *testing.T) {
+	for _, s := range []State{Failed, Canceled, Interrupted} {
+		if !s.IsTaskEnd() {
+			t.Errorf("%s.IsTaskEnd() = false", s)
+		}
+	}
+	for _, s := range append(States(), Gone, Submitted, "") {
+		if s.IsTaskEnd() {
+			t.Errorf("%q.IsTaskEnd() = true", s)
+		}
+	}
+}
