@@ -57,7 +57,7 @@ var (
 )
 
 // HerdState is the herd's own state vocabulary (working, blocked, done, idle, unknown, gone).
-type HerdState string
+type HerdState = vocab.State
 
 const (
 	HerdWorking HerdState = vocab.Working

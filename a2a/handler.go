@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mosh-dev/mosh/herd/vocab"
 )
 
 // Paths. Member endpoints live under a fixed prefix so no member name can collide with a
@@ -43,21 +45,6 @@ const ContextPrefix = "member:"
 // which a message/send to the herd endpoint may name its member ({"mosh":{"member":"api"}},
 // or the flat {"member":"api"}).
 const MetadataKey = "mosh"
-
-// validMemberName is ^[a-z][a-z0-9_-]{0,31}$ by hand: a package-level regexp would be compiled
-// at the start of every mosh process. (a2a knows nothing of herd, so it keeps its own copy.)
-func validMemberName(name string) bool {
-	if len(name) == 0 || len(name) > 32 || name[0] < 'a' || name[0] > 'z' {
-		return false
-	}
-	for i := 1; i < len(name); i++ {
-		c := name[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
 
 // Config configures the handler and NewServer.
 type Config struct {
@@ -221,7 +208,7 @@ func (h *Handler) serveMember(w http.ResponseWriter, r *http.Request, rest strin
 // exposedMember looks a member up and applies the exposure policy: a malformed, unknown or
 // hidden name is ErrNoMember; other errors are the herd failing to answer.
 func (h *Handler) exposedMember(r *http.Request, name string) (Member, error) {
-	if !validMemberName(name) {
+	if !vocab.ValidName(name) {
 		return Member{}, ErrNoMember
 	}
 	m, err := h.cfg.Backend.Member(r.Context(), name)

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	goa2a "github.com/a2aproject/a2a-go/a2a"
+	"github.com/mosh-dev/mosh/herd/vocab"
 )
 
 var nullID = json.RawMessage("null")
@@ -187,7 +188,7 @@ func (h *Handler) messageSend(ctx context.Context, raw json.RawMessage, scope st
 				return nil, NewRPCError(CodeInvalidParams, `the herd endpoint needs a member: set params.metadata.member ("member":"<name>"), `+
 					`message.contextId "member:<name>", or POST to `+PathMembers+`<name>/`)
 			}
-			if !validMemberName(name) {
+			if !vocab.ValidName(name) {
 				return nil, NewRPCError(CodeInvalidParams, fmt.Sprintf("%q is not a member name (lowercase letter, then up to 31 of a-z 0-9 _ -)", name))
 			}
 		}

@@ -342,13 +342,13 @@ func runAI(ctx context.Context, spec aiSpec) (any, error) {
 	if err != nil {
 		if ctx.Err() != nil {
 			err = context.Cause(ctx)
-			rec.end(ctx, herd.HeadlessEndParams{State: vocab.Canceled, Error: "the script stopped the call: " + err.Error(), Usage: usage})
+			rec.end(ctx, herd.HeadlessEndParams{State: string(vocab.Canceled), Error: "the script stopped the call: " + err.Error(), Usage: usage})
 			return nil, err
 		}
 		if errors.Is(context.Cause(runCtx), errAITimeout) {
 			err = exitcode.New(exitcode.Timeout, "%s did not answer within %s (timeout; its process was killed): raise {timeout}", spec.label, spec.timeout)
 		}
-		rec.end(ctx, herd.HeadlessEndParams{State: vocab.Failed, Error: err.Error(), Usage: usage})
+		rec.end(ctx, herd.HeadlessEndParams{State: string(vocab.Failed), Error: err.Error(), Usage: usage})
 		return nil, err
 	}
 	rec.end(ctx, herd.HeadlessEndParams{State: herd.StateDone, Answer: answer, Usage: usage})

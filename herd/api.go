@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"time"
 
-	"0.mosh/early/reportreq"
 	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd/vocab"
 )
@@ -72,17 +71,17 @@ const (
 
 // States and authorities (herd/vocab's names). A member that no longer exists reads StateGone.
 const (
-	StateWorking = vocab.Working
-	StateBlocked = vocab.Blocked
-	StateDone    = vocab.Done
-	StateIdle    = vocab.Idle
-	StateUnknown = vocab.Unknown
-	StateGone    = vocab.Gone
+	StateWorking = string(vocab.Working)
+	StateBlocked = string(vocab.Blocked)
+	StateDone    = string(vocab.Done)
+	StateIdle    = string(vocab.Idle)
+	StateUnknown = string(vocab.Unknown)
+	StateGone    = string(vocab.Gone)
 
-	AuthorityRuntime = vocab.AuthorityRuntime
-	AuthorityHook    = vocab.AuthorityHook
-	AuthorityScreen  = vocab.AuthorityScreen
-	AuthorityRemote  = vocab.AuthorityRemote
+	AuthorityRuntime = string(vocab.AuthorityRuntime)
+	AuthorityHook    = string(vocab.AuthorityHook)
+	AuthorityScreen  = string(vocab.AuthorityScreen)
+	AuthorityRemote  = string(vocab.AuthorityRemote)
 
 	// Reason codes of ExplainResult.ReasonCode (herd/vocab; docs/protocol.md "explain").
 	ReasonRuntimeExit = vocab.ReasonRuntimeExit
@@ -106,7 +105,7 @@ const (
 // DefaultWaitStates is what wait and prompt --wait wait for when no states are given.
 var DefaultWaitStates = []string{StateBlocked, StateDone}
 
-// ValidName reports whether s is a legal member name: ^[a-z][a-z0-9_-]{0,31}$.
+// ValidName reports whether s is a legal member name (vocab.NamePattern).
 func ValidName(s string) bool { return vocab.ValidName(s) }
 
 // CheckName returns a usage error naming the fix when s is not a legal member name.
@@ -121,11 +120,11 @@ func CheckName(s string) error {
 // the one parser: case-insensitive, lower-case out). Only blocked takes a kind. It accepts the
 // five reportable states (not gone). The error is a usage error naming the fix.
 func ParseStateArg(s string) (state, kind string, err error) {
-	state, kind, err = vocab.Parse(s)
+	st, k, err := vocab.Parse(s)
 	if err != nil {
 		return "", "", exitcode.Wrap(err, exitcode.Usage)
 	}
-	return state, kind, nil
+	return string(st), string(k), nil
 }
 
 // RunParams launches any command as a member (`herd run`).
@@ -380,11 +379,20 @@ type RestoreResult struct {
 }
 
 // ReportParams is a hook report: the engine (through `mosh herd report`) says what state it is in.
-// Its definition and its request line live in 0.mosh/early/reportreq (early/reportreq), which the hook fast path shares.
-type ReportParams = reportreq.Params
+type ReportParams struct {
+	Name    string          `json:"name"`
+	State   string          `json:"state"`
+	Kind    string          `json:"kind,omitempty"`
+	TTLMs   int64           `json:"ttlMs,omitempty"` // default and cap 15 min (MaxReportTTL)
+	Payload json.RawMessage `json:"payload,omitempty"`
+	// Nonce is the MOSH_HERD_NONCE of the reporting process's environment (Client.Report adds it
+	// when the report is for the member the process runs in): a report from another launch of
+	// the same name is ignored.
+	Nonce string `json:"nonce,omitempty"`
+}
 
-// EnvNonce is the per-launch nonce in a local member's environment.
-const EnvNonce = reportreq.EnvNonce
+// EnvNonce is the per-launch nonce in a local member's environment (beside MOSH_HERD_NAME).
+const EnvNonce = "MOSH_HERD_NONCE"
 
 type ReportResult struct {
 	Name      string `json:"name"`

@@ -17,7 +17,6 @@ import (
 	"syscall"
 	"time"
 
-	"0.mosh/early/reportreq"
 	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd/remote"
 	"github.com/mosh-dev/mosh/herd/state"
@@ -332,21 +331,15 @@ func (c *Client) dispatchNotification(resp rpcResponse) {
 	}
 }
 
-// call sends one request and decodes its result into out (may be nil).
+// call sends one request and decodes its result into out (may be nil; a *json.RawMessage gets
+// the result as the daemon encoded it).
 func (c *Client) call(ctx context.Context, method string, params, out any) error {
-	return c.roundTrip(ctx, method, func(id int64) ([]byte, error) {
-		b, err := json.Marshal(rpcRequest{JSONRPC: "2.0", ID: &id, Method: method, Params: params})
-		return append(b, '\n'), err
-	}, out)
-}
-
-// roundTrip sends the request line that line builds for a fresh call id and waits for its answer.
-func (c *Client) roundTrip(ctx context.Context, method string, line func(id int64) ([]byte, error), out any) error {
 	id := c.nextID.Add(1)
-	req, err := line(id)
+	req, err := json.Marshal(rpcRequest{JSONRPC: "2.0", ID: &id, Method: method, Params: params})
 	if err != nil {
 		return exitcode.New(exitcode.Infra, "cannot encode the %s request: %v", method, err)
 	}
+	req = append(req, '\n')
 	ch := make(chan rpcResponse, 1)
 	c.mu.Lock()
 	if c.readErr != nil || c.closed {
@@ -459,8 +452,7 @@ func (c *Client) Start(ctx context.Context, p StartParams) (*Member, error) {
 // List returns every member the daemon knows: live ones and remembered ones (state gone).
 func (c *Client) List(ctx context.Context) ([]Member, error) {
 	var r ListResult
-	// The request line is reportreq's, as the fast path's (0.mosh/early/hookpath).
-	if err := c.roundTrip(ctx, MethodList, func(id int64) ([]byte, error) { return reportreq.ListLine(id), nil }, &r); err != nil {
+	if err := c.call(ctx, MethodList, struct{}{}, &r); err != nil {
 		return nil, err
 	}
 	return r.Members, nil
@@ -556,9 +548,9 @@ func (c *Client) SendKeysNow(ctx context.Context, name string, keys ...string) (
 // Wait blocks until the members reach one of opts.States (default blocked,done). The result is
 // returned even when err is set: timeout → exit 2, ended/gone → exit 3.
 func (c *Client) Wait(ctx context.Context, names []string, opts WaitOptions) (*WaitResult, error) {
-	p := reportreq.Wait{Names: names, States: opts.States, Any: opts.Any, All: opts.All, TimeoutMs: opts.Timeout.Milliseconds()}
+	p := WaitParams{Names: names, States: opts.States, Any: opts.Any, All: opts.All, TimeoutMs: opts.Timeout.Milliseconds()}
 	var r WaitResult
-	if err := c.roundTrip(ctx, MethodWait, func(id int64) ([]byte, error) { return reportreq.WaitLine(id, p), nil }, &r); err != nil {
+	if err := c.call(ctx, MethodWait, p, &r); err != nil {
 		return &r, err
 	}
 	return &r, c.waitError(ctx, &r, opts.States)
@@ -603,10 +595,12 @@ func (c *Client) Report(ctx context.Context, name, state, kind string, ttl time.
 		return nil, nil
 	}
 	var r ReportResult
-	// One definition of the request, shared with the hook fast path (0.mosh/early/hookpath):
-	// the params (nonce included) and the very bytes of the line.
-	p := reportreq.New(name, state, kind, int64(ttl), reportreq.RawMessage(payload), c.Options().Getenv)
-	return &r, c.roundTrip(ctx, MethodReport, func(id int64) ([]byte, error) { return reportreq.Line(id, p) }, &r)
+	p := ReportParams{Name: name, State: state, Kind: kind, TTLMs: ttl.Milliseconds(), Payload: payload}
+	// A hook reporting for the member it runs in carries that launch's nonce.
+	if getenv := c.Options().Getenv; name == getenv("MOSH_HERD_NAME") {
+		p.Nonce = getenv(EnvNonce)
+	}
+	return &r, c.call(ctx, MethodReport, p, &r)
 }
 
 // Status is `herd status`.
@@ -1001,22 +995,17 @@ func (c *Client) TasksJSON(ctx context.Context, f TasksFilter) (json.RawMessage,
 // TaskJSON is Task as the daemon encoded it (compact JSON), never decoded here.
 func (c *Client) TaskJSON(ctx context.Context, id string) (json.RawMessage, error) {
 	var raw json.RawMessage
-	if err := c.roundTrip(ctx, MethodTask, taskLine(id), &raw); err != nil {
+	if err := c.call(ctx, MethodTask, TaskParams{ID: id}, &raw); err != nil {
 		return nil, err
 	}
 	return raw, nil
-}
-
-// taskLine builds the task request with reportreq, as the fast path does.
-func taskLine(task string) func(id int64) ([]byte, error) {
-	return func(id int64) ([]byte, error) { return reportreq.TaskLine(id, task), nil }
 }
 
 // Task returns one task ("t-N") with its transitions and artifact. An unknown id is exit 3, a
 // malformed one exit 1. An open task whose member has stopped is closed first.
 func (c *Client) Task(ctx context.Context, id string) (*Task, error) {
 	var t Task
-	if err := c.roundTrip(ctx, MethodTask, taskLine(id), &t); err != nil {
+	if err := c.call(ctx, MethodTask, TaskParams{ID: id}, &t); err != nil {
 		return nil, err
 	}
 	return &t, nil

@@ -79,9 +79,6 @@ func TestRemoteTokenFromTheCallersEnvironment(t *testing.T) {
 // or an index with the literal "MOSH_HOME" that is not the left side of an assignment.
 func TestAdaptersGoThroughTheClient(t *testing.T) {
 	dirs := []string{"../builtins", "../cmd/mosh", "a2aserve", "mcp"}
-	// The hook fast path resolves the socket from the environment alone, before any package
-	// beyond the early module loads (0.mosh/early/hookpath): it is not a client.
-	skip := map[string]bool{"internal": true}
 	var bad []string
 	for _, dir := range dirs {
 		err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
@@ -89,7 +86,7 @@ func TestAdaptersGoThroughTheClient(t *testing.T) {
 				return err
 			}
 			if d.IsDir() {
-				if path != dir && (skip[d.Name()] || d.Name() == "testdata") {
+				if path != dir && d.Name() == "testdata" {
 					return filepath.SkipDir
 				}
 				return nil

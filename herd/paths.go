@@ -8,12 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 
-	"0.mosh/early/reportreq"
 	"github.com/mosh-dev/mosh/exitcode"
 )
 
-// maxSocketPath keeps the socket path under the 108-byte sun_path limit with room to spare.
-const maxSocketPath = reportreq.MaxSocketPath
+// MaxSocketPath keeps the socket path under the 108-byte sun_path limit with room to spare.
+const MaxSocketPath = 100
 
 // ResolveHome is the one rule for where mosh keeps its state: $MOSH_HOME (made absolute), else
 // $HOME/.mosh, read through getenv (the caller's environment; nil means the process's).
@@ -47,7 +46,7 @@ func HerdDir(home string) string { return filepath.Join(home, "herd") }
 // SocketPath is where the daemon of home listens: $MOSH_HOME/herd/mosh.sock, or, when that path is
 // too long for a unix socket, /tmp/mosh-<uid>/<hash of MOSH_HOME>.sock.
 func SocketPath(home string) string {
-	if p, ok := reportreq.ShortSocketPath(home); ok { // the rule the hook fast path shares
+	if p := filepath.Join(HerdDir(home), "mosh.sock"); len(p) <= MaxSocketPath {
 		return p
 	}
 	sum := sha256.Sum256([]byte(home))

@@ -144,21 +144,21 @@ func (s *Store) UpdateExit(name string, code int, at time.Time) error {
 // States and authorities as the herd names them (herd/vocab's; the ledger stores any non-empty
 // string).
 const (
-	StateWorking = vocab.Working
-	StateBlocked = vocab.Blocked
-	StateDone    = vocab.Done
-	StateIdle    = vocab.Idle
-	StateUnknown = vocab.Unknown
-	StateGone    = vocab.Gone
+	StateWorking = string(vocab.Working)
+	StateBlocked = string(vocab.Blocked)
+	StateDone    = string(vocab.Done)
+	StateIdle    = string(vocab.Idle)
+	StateUnknown = string(vocab.Unknown)
+	StateGone    = string(vocab.Gone)
 	// StateSubmitted is a task's state from MintTask until its first transition.
-	StateSubmitted = vocab.Submitted
+	StateSubmitted = string(vocab.Submitted)
 	// Task end states other than the member's own: the task failed (its member's process exited
 	// during the turn, the remote's task failed or the remote stopped answering), it was canceled
 	// (tasks/cancel, kill of a queued task, superseded by a prompt typed at once), or the user
 	// interrupted the turn (Escape / Ctrl-C) before it ended on its own.
-	StateFailed      = vocab.Failed
-	StateCanceled    = vocab.Canceled
-	StateInterrupted = vocab.Interrupted
+	StateFailed      = string(vocab.Failed)
+	StateCanceled    = string(vocab.Canceled)
+	StateInterrupted = string(vocab.Interrupted)
 )
 
 // Artifact sources.

@@ -10,11 +10,8 @@ import (
 	"github.com/mosh-dev/mosh/herd/vocab"
 )
 
-// ValidName reports whether name is a legal member name (vocab.ValidName, the one check).
-func ValidName(name string) bool { return vocab.ValidName(name) }
-
 func checkName(name string) error {
-	if !ValidName(name) {
+	if !vocab.ValidName(name) {
 		return usageErr("member name %q is not valid: use 1-32 characters a-z, 0-9, _ or -, starting with a letter", name)
 	}
 	return nil

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/mosh-dev/mosh/herd/vocab"
 )
 
 // PopulateSpec describes a synthetic herd history for benchmarks and load tests.
@@ -38,7 +40,7 @@ func PopulateState(k, n int) (state, kind string) {
 	}
 	switch k % 3 {
 	case 1:
-		return StateBlocked, "permission"
+		return StateBlocked, string(vocab.Permission)
 	default:
 		return StateWorking, ""
 	}

@@ -7,9 +7,9 @@ package main
 // on stderr by the root command.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -23,7 +23,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"0.mosh/early/reportreq"
 	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
 	"github.com/mosh-dev/mosh/herd/herdd"
@@ -153,12 +152,21 @@ func checkNames(names []string) error {
 	return nil
 }
 
-// parseStates reads --state blocked,done[,blocked:permission…] with the rule the hook fast path
-// uses too (reportreq.WaitStates).
+// parseStates reads --state blocked,done[,blocked:permission…]: comma-separated, blanks skipped,
+// each part trimmed and kept as written; gone, or anything herd.ParseStateArg accepts.
 func parseStates(s string) ([]string, error) {
-	out, err := reportreq.WaitStates(s)
-	if err != nil {
-		return nil, exitcode.Wrap(err, exitcode.Usage)
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		if part != herd.StateGone {
+			if _, _, err := herd.ParseStateArg(part); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, part)
 	}
 	return out, nil
 }
@@ -930,8 +938,9 @@ func (h *herdCLI) writeRestore(r *herd.RestoreResult, dryRun bool) error {
 
 // ---- report -----------------------------------------------------------------------------------
 
-// maxReportPayload bounds the hook JSON a report carries (reportreq.MaxPayload).
-const maxReportPayload = reportreq.MaxPayload
+// maxReportPayload bounds the hook JSON a report carries (Claude's Stop payload holds the last
+// message, which the ledger truncates at 8000 characters anyway).
+const maxReportPayload = 1 << 20
 
 // reportDeadline bounds a whole report (connect + deliver); hooks run it synchronously.
 const reportDeadline = 3 * time.Second
@@ -955,21 +964,11 @@ report is dropped silently (exit 0): there is no member to report on. A report l
 			if name == "" {
 				return nil
 			}
-			state, kind, err := herd.ParseStateArg(stateArg)
-			if err != nil {
-				return err
-			}
-			if err := herd.CheckName(name); err != nil {
-				return err
-			}
 			d, err := parseCLIDuration(ttl)
 			if err != nil {
 				return exitcode.New(exitcode.Usage, "--ttl: %v", err)
 			}
-			if d > herd.MaxReportTTL {
-				d = herd.MaxReportTTL
-			}
-			raw, err := h.readPayload(payload)
+			req, err := h.parseReport(name, stateArg, d, payload)
 			if err != nil {
 				return err
 			}
@@ -980,24 +979,9 @@ report is dropped silently (exit 0): there is no member to report on. A report l
 			if ctx == nil {
 				ctx = context.Background()
 			}
-			// A hook waits on this command: a hung daemon must not hold the engine's turn for the
-			// hook's whole timeout, so the report gives up after reportDeadline.
-			ctx, cancel := context.WithTimeout(ctx, reportDeadline)
-			defer cancel()
-			// A hook must never start a daemon just to drop a report: with no daemon there is no
-			// member to report on. Inside a member, MOSH_HERD_DIR names the herd that owns it even
-			// when the engine runs with another HOME or MOSH_HOME.
-			c, err := h.connectRunningFor(ctx, h.getenv("MOSH_HERD_DIR"))
-			if err != nil || c == nil {
+			r, err := h.sendReport(ctx, req)
+			if err != nil || r == nil {
 				return err
-			}
-			defer c.Close()
-			r, err := c.Report(ctx, name, state, kind, d, raw)
-			if err != nil {
-				return err
-			}
-			if r == nil {
-				return nil
 			}
 			return output(cmd, h.stdout, r, nil)
 		},
@@ -1006,6 +990,48 @@ report is dropped silently (exit 0): there is no member to report on. A report l
 	cmd.Flags().StringVar(&payload, "payload", "", "hook JSON to attach: a file, or - for stdin")
 	jsonFlag(cmd, "print {name, accepted, state} as JSON")
 	return cmd
+}
+
+// reportRequest is one hook report, its arguments checked.
+type reportRequest struct {
+	name, state, kind string
+	ttl               time.Duration
+	payload           json.RawMessage
+}
+
+// parseReport checks a report's arguments (a non-empty name, STATE[:KIND], the TTL, capped at
+// herd.MaxReportTTL) and reads its payload from payloadSrc (a file, "-" for stdin, "" for none).
+// The command and main's fast path (hookReport) both report through it and sendReport.
+func (h *herdCLI) parseReport(name, stateArg string, ttl time.Duration, payloadSrc string) (reportRequest, error) {
+	state, kind, err := herd.ParseStateArg(stateArg)
+	if err != nil {
+		return reportRequest{}, err
+	}
+	if err := herd.CheckName(name); err != nil {
+		return reportRequest{}, err
+	}
+	raw, err := h.readPayload(payloadSrc)
+	if err != nil {
+		return reportRequest{}, err
+	}
+	return reportRequest{name: name, state: state, kind: kind, ttl: min(ttl, herd.MaxReportTTL), payload: raw}, nil
+}
+
+// sendReport delivers a report to the running daemon; (nil, nil) when no daemon runs.
+func (h *herdCLI) sendReport(ctx context.Context, req reportRequest) (*herd.ReportResult, error) {
+	// A hook waits on this command: a hung daemon must not hold the engine's turn for the
+	// hook's whole timeout, so the report gives up after reportDeadline.
+	ctx, cancel := context.WithTimeout(ctx, reportDeadline)
+	defer cancel()
+	// A hook must never start a daemon just to drop a report: with no daemon there is no
+	// member to report on. Inside a member, MOSH_HERD_DIR names the herd that owns it even
+	// when the engine runs with another HOME or MOSH_HOME.
+	c, err := h.connectRunningFor(ctx, h.getenv("MOSH_HERD_DIR"))
+	if err != nil || c == nil {
+		return nil, err
+	}
+	defer c.Close()
+	return c.Report(ctx, req.name, req.state, req.kind, req.ttl, req.payload)
 }
 
 func (h *herdCLI) readPayload(src string) (json.RawMessage, error) {
@@ -1027,15 +1053,15 @@ func (h *herdCLI) readPayload(src string) (json.RawMessage, error) {
 	if err != nil {
 		return nil, exitcode.New(exitcode.Usage, "--payload: %v", err)
 	}
-	// The rule the hook fast path shares (0.mosh/early/reportreq).
-	raw, err := reportreq.Payload(b)
 	switch {
-	case errors.Is(err, reportreq.ErrPayloadTooLarge):
+	case len(b) > maxReportPayload:
 		return nil, exitcode.New(exitcode.Usage, "--payload is larger than %d bytes: pass the hook's JSON only", maxReportPayload)
-	case err != nil:
+	case len(bytes.TrimSpace(b)) == 0:
+		return nil, nil
+	case !json.Valid(b):
 		return nil, exitcode.New(exitcode.Usage, "--payload is not JSON: pass the hook's JSON input (or leave --payload out)")
 	}
-	return json.RawMessage(raw), nil
+	return json.RawMessage(b), nil
 }
 
 // ---- status / doctor / explain ----------------------------------------------------------------

@@ -395,20 +395,12 @@ func TestHerdWaitExitCodes(t *testing.T) {
 // (a wait process connected).
 func (e *herdEnv) waitForClients(n int) {
 	e.t.Helper()
-	// Seen by two status calls in a row: the fast path's wait (an already-matched probe) is a
-	// client for a moment before the ordinary wait connects and sets up its signal handling.
-	seen := 0
 	eventually(e.t, fmt.Sprintf("%d daemon clients", n), func() (bool, string) {
 		out := e.ok("herd", "daemon", "status", "--json")
 		var ds herd.DaemonStatusResult
 		_ = json.Unmarshal([]byte(out), &ds)
 		// This status call is itself a client.
-		if ds.Clients >= n+1 {
-			seen++
-		} else {
-			seen = 0
-		}
-		return seen >= 2, out
+		return ds.Clients >= n+1, out
 	})
 }
 

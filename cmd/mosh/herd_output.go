@@ -13,6 +13,7 @@ import (
 
 	"github.com/mattn/go-runewidth"
 
+	"github.com/mosh-dev/mosh/herd"
 	"github.com/mosh-dev/mosh/runtime/scriptverb"
 )
 
@@ -44,13 +45,13 @@ const (
 
 func stateColor(state string) string {
 	switch state {
-	case "blocked":
+	case herd.StateBlocked:
 		return ansiYellow
-	case "working":
+	case herd.StateWorking:
 		return ansiGreen
-	case "gone":
+	case herd.StateGone:
 		return ansiRed
-	case "done", "idle":
+	case herd.StateDone, herd.StateIdle:
 		return ansiDim
 	}
 	return ""

@@ -12,10 +12,60 @@ import (
 	"syscall"
 
 	"github.com/mosh-dev/mosh/exitcode"
+	"github.com/mosh-dev/mosh/herd"
 )
 
 func main() {
-	os.Exit(int(execute(newGlobalState(), os.Args[1:])))
+	gs, args := newGlobalState(), os.Args[1:]
+	// Engines run the hook's report on every event: answer it before the command tree is built.
+	if code, ok := hookReport(gs, args); ok {
+		os.Exit(int(code))
+	}
+	os.Exit(int(execute(gs, args)))
+}
+
+// hookReport answers the one line the engines' hooks run (herd/state.HookCommand),
+//
+//	mosh herd report NAME STATE[:KIND] [--payload FILE|-]
+//
+// with the report command's own code (parseReport, sendReport), without building the cobra tree.
+// It takes that exact shape only: anything else — another flag, a flag spelled otherwise, help, an
+// argument that starts with "-" — is not recognised (ok false) and goes through cobra, which
+// parses it. It is the only verb served here: ps, task and wait take flags (--state, --timeout,
+// --jq, the root's --timeout and --dry-run…) that a second parser would have to read exactly as
+// cobra does, and cobra builds only their branch of the tree anyway.
+func hookReport(gs *globalState, args []string) (code exitcode.Code, ok bool) {
+	if len(args) < 4 || args[0] != "herd" || args[1] != "report" {
+		return 0, false
+	}
+	name, stateArg, payload := args[2], args[3], ""
+	switch {
+	case len(args) == 4:
+	case len(args) == 6 && args[4] == "--payload":
+		payload = args[5]
+	default:
+		return 0, false
+	}
+	if strings.HasPrefix(name, "-") || strings.HasPrefix(stateArg, "-") {
+		return 0, false
+	}
+	if name == "" {
+		return 0, true // a hook fired outside the herd: nothing, silently
+	}
+	h := newHerdCLI(gs)
+	req, err := h.parseReport(name, stateArg, herd.MaxReportTTL, payload)
+	if err == nil {
+		_, err = h.sendReport(context.Background(), req)
+	}
+	printError(gs, err)
+	return exitcode.Of(err), true
+}
+
+// printError says what went wrong on stderr (nothing for nil or a silent error).
+func printError(gs *globalState, err error) {
+	if err != nil && !exitcode.IsSilent(err) {
+		fmt.Fprintf(gs.Stderr, "mosh: %s\n", strings.TrimRight(err.Error(), "\n"))
+	}
 }
 
 // execute runs one invocation and returns its exit code. Ctrl-C (or SIGTERM) cancels the
@@ -79,8 +129,8 @@ func execute(gs *globalState, args []string) (code exitcode.Code) {
 	if err != nil && !hasCode(err) && isCobraUsageError(err) {
 		err = exitcode.Wrap(err, exitcode.Usage)
 	}
+	printError(gs, err)
 	if err != nil && !exitcode.IsSilent(err) {
-		fmt.Fprintf(gs.Stderr, "mosh: %s\n", strings.TrimRight(err.Error(), "\n"))
 		jsonError(cmd, out, err)
 	}
 	if jerr := applyJQ(out, jqExpr(cmd)); jerr != nil && err == nil {

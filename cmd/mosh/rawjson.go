@@ -1,21 +1,24 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 
-	"0.mosh/early/rawjson"
+	"github.com/mosh-dev/mosh/exitcode"
 )
 
-// writeRawJSON prints JSON the daemon encoded (compact, passed through without decoding) exactly
-// as writeJSON prints a value: two-space indentation and a final newline. It is one byte-level
-// pass, where decoding and re-encoding 500 tasks took three reflective ones. Whitespace outside
-// strings is dropped; the input is trusted to be the daemon's valid JSON (the layout of anything
-// else is unspecified, but nothing is lost or panics).
+// writeRawJSON prints JSON the daemon encoded (compact, passed through without decoding) with
+// writeJSON's layout: two-space indentation and a final newline. Strings stay as the daemon
+// encoded them. Decoding and re-encoding 500 tasks would take three reflective passes.
 func writeRawJSON(w io.Writer, raw json.RawMessage) error {
-	_, err := w.Write(appendIndented(make([]byte, 0, len(raw)+len(raw)/2+64), raw))
+	var buf bytes.Buffer
+	buf.Grow(len(raw) + len(raw)/2 + 64)
+	// json.Indent keeps white space after the value; writeJSON ends it with one newline.
+	if err := json.Indent(&buf, bytes.TrimRight(raw, " \t\r\n"), "", "  "); err != nil {
+		return exitcode.New(exitcode.Infra, "bad result from the daemon: %v", err)
+	}
+	buf.WriteByte('\n')
+	_, err := w.Write(buf.Bytes())
 	return err
 }
-
-// appendIndented is the one indenter, shared with the fast path (0.mosh/early/rawjson).
-func appendIndented(dst, src []byte) []byte { return rawjson.AppendIndented(dst, src) }

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+
+	"github.com/mosh-dev/mosh/exitcode"
 )
 
-// appendIndented must print what writeJSON (json.Encoder with SetIndent("", "  ")) prints for
+// writeRawJSON must print what writeJSON (json.Encoder with SetIndent("", "  ")) prints for
 // the same value, byte for byte, on every shape the daemon sends.
-func TestAppendIndentedMatchesEncoder(t *testing.T) {
+func TestWriteRawJSONMatchesEncoder(t *testing.T) {
 	values := []any{
 		[]any{},
 		map[string]any{},
@@ -30,18 +32,22 @@ func TestAppendIndentedMatchesEncoder(t *testing.T) {
 		if err := enc.Encode(v); err != nil {
 			t.Fatal(err)
 		}
-		if got := appendIndented(nil, compact.Bytes()); !bytes.Equal(got, want.Bytes()) {
-			t.Errorf("for %#v:\n got %q\nwant %q", v, got, want.Bytes())
+		var got bytes.Buffer
+		if err := writeRawJSON(&got, compact.Bytes()); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Errorf("for %#v:\n got %q\nwant %q", v, got.Bytes(), want.Bytes())
 		}
 	}
 }
 
-// Input that is not JSON must not panic or lose bytes of its strings.
-func TestAppendIndentedBadInput(t *testing.T) {
+// A result that is not JSON is the daemon's fault: an infrastructure error, nothing printed.
+func TestWriteRawJSONBadInput(t *testing.T) {
 	for _, src := range []string{"", `"unterminated`, `"ends in backslash\`, `]]]}}}`, `{{{`, `[1,,2]`, `{"a"::1}`} {
-		out := appendIndented(nil, []byte(src))
-		if len(out) == 0 || out[len(out)-1] != '\n' {
-			t.Errorf("%q: output %q does not end in a newline", src, out)
+		var out bytes.Buffer
+		if err := writeRawJSON(&out, []byte(src)); exitcode.Of(err) != exitcode.Infra || out.Len() != 0 {
+			t.Errorf("%q: error %v (exit %d), printed %q", src, err, exitcode.Of(err), out.Bytes())
 		}
 	}
 }

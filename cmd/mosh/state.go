@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"io"
 	"os"
 	"os/signal"
@@ -12,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"0.mosh/early/hookpath"
 	"github.com/mosh-dev/mosh/herd"
 )
 
@@ -60,7 +58,7 @@ func newGlobalState() *globalState {
 	return &globalState{
 		Stdout:       os.Stdout,
 		Stderr:       os.Stderr,
-		Stdin:        stdin(),
+		Stdin:        os.Stdin,
 		Env:          env,
 		StdinTTY:     term.IsTerminal(int(os.Stdin.Fd())),
 		StdoutTTY:    term.IsTerminal(int(os.Stdout.Fd())),
@@ -70,15 +68,6 @@ func newGlobalState() *globalState {
 		SignalStop:   signal.Stop,
 		Exit:         os.Exit,
 	}
-}
-
-// stdin is the process's standard input, after what the hook fast path read before it handed
-// the invocation over (0.mosh/early/hookpath).
-func stdin() io.Reader {
-	if hookpath.Stdin != nil {
-		return io.MultiReader(bytes.NewReader(hookpath.Stdin), os.Stdin)
-	}
-	return os.Stdin
 }
 
 // Getenv reads the injected environment.

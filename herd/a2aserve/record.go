@@ -6,19 +6,13 @@ import (
 
 	"github.com/mosh-dev/mosh/a2a"
 	"github.com/mosh-dev/mosh/herd"
+	"github.com/mosh-dev/mosh/herd/vocab"
 )
 
 // stateSubmitted is the ledger's state of a task no state change was recorded against yet.
-const stateSubmitted = "submitted"
+const stateSubmitted = string(vocab.Submitted)
 
-// Ledger task end states that are not member states.
-const (
-	taskFailed      = "failed"
-	taskCanceled    = "canceled"
-	taskInterrupted = "interrupted"
-)
-
-func isTaskEnd(s string) bool { return s == taskFailed || s == taskCanceled || s == taskInterrupted }
+func isTaskEnd(s string) bool { return vocab.State(s).IsTaskEnd() }
 
 // exitNote is the note of the transition that closed t because its member's process exited.
 func exitNote(t herd.Task) string {
@@ -174,13 +168,13 @@ func (v view) record() a2a.TaskRecord {
 	}
 
 	switch {
-	case !t.Open && (t.State == taskCanceled || t.State == taskInterrupted):
+	case !t.Open && (vocab.State(t.State) == vocab.Canceled || vocab.State(t.State) == vocab.Interrupted):
 		// Canceled (tasks/cancel, kill, superseded) or interrupted: never completed.
 		rec.Outcome, rec.EndedAt = a2a.OutcomeCanceled, msTime(t.EndedMs)
 		if rec.Error == "" {
 			rec.Error = t.Note
 		}
-	case !t.Open && t.State == taskFailed:
+	case !t.Open && vocab.State(t.State) == vocab.Failed:
 		// Its member's process died mid-turn (the note has the exit code), or the remote failed.
 		rec.Outcome, rec.EndedAt = a2a.OutcomeFailed, msTime(t.EndedMs)
 		if rec.Error == "" {

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mosh-dev/mosh/herd"
+	"github.com/mosh-dev/mosh/herd/vocab"
 )
 
 // AgentResult statuses (agentresult.schema.json). idle is an observation of a member this
@@ -152,7 +153,7 @@ func (s *Server) harvest(ctx context.Context, r *record) *AgentResult {
 	if r.Status == recInterrupted && res.Error == "" {
 		res.Error = "interrupted by interrupt_agent: the turn was canceled; the agent waits at its prompt (message_agent to redirect it)"
 	}
-	if task != nil && res.Error == "" && (task.State == "failed" || task.State == "canceled" || task.State == "interrupted") {
+	if task != nil && res.Error == "" && vocab.State(task.State).IsTaskEnd() {
 		res.Error = fmt.Sprintf("herd task %s ended %s", task.ID, task.State)
 		if task.Note != "" {
 			res.Error += ": " + task.Note

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mosh-dev/mosh/herd"
+	"github.com/mosh-dev/mosh/herd/vocab"
 )
 
 type spawnIn struct {
@@ -38,7 +39,7 @@ var spawnDef = toolDef{name: "spawn_agent",
 		"kind":           "an engine name or alias of the engines table",
 		"model":          "a model alias or name (engines without a model flag take none)",
 		"thinking":       "one of the engine's thinkingLevels",
-		"name":           "^[a-z][a-z0-9_-]{0,31}$",
+		"name":           vocab.NamePattern,
 		"cwd":            "an existing directory, inside allowCwd when configured",
 		"role":           "worker or reviewer",
 		"wait":           "true or false",

@@ -61,7 +61,7 @@ func (c *Conn) sendA2A(ctx context.Context, text, taskID string) (Observation, e
 	if res.Message != nil {
 		// Some agents answer at once with a message instead of a task: a finished turn.
 		return Observation{TaskID: string(res.Message.TaskID), ContextID: res.Message.ContextID,
-			RemoteState: string(goa2a.TaskStateCompleted), State: vocab.Done, Terminal: true, Output: a2a.PartsText(res.Message.Parts)}, nil
+			RemoteState: string(goa2a.TaskStateCompleted), State: string(vocab.Done), Terminal: true, Output: a2a.PartsText(res.Message.Parts)}, nil
 	}
 	return observe(res.Task), nil
 }
@@ -130,21 +130,21 @@ func observe(t *goa2a.Task) Observation {
 	}
 	switch t.Status.State {
 	case goa2a.TaskStateInputRequired:
-		o.State, o.BlockedOn = vocab.Blocked, vocab.Question
+		o.State, o.BlockedOn = string(vocab.Blocked), string(vocab.Question)
 		if k := herdBlockedOn(t); k != "" {
 			o.BlockedOn = k
 		}
 	case goa2a.TaskStateAuthRequired:
-		o.State, o.BlockedOn = vocab.Blocked, vocab.Permission
+		o.State, o.BlockedOn = string(vocab.Blocked), string(vocab.Permission)
 	case goa2a.TaskStateCompleted:
-		o.State, o.Terminal = vocab.Done, true
+		o.State, o.Terminal = string(vocab.Done), true
 	case goa2a.TaskStateFailed, goa2a.TaskStateRejected:
-		o.State, o.Terminal, o.Failed = vocab.Done, true, true
+		o.State, o.Terminal, o.Failed = string(vocab.Done), true, true
 	case goa2a.TaskStateCanceled:
-		o.State, o.Terminal, o.Canceled = vocab.Done, true, true
+		o.State, o.Terminal, o.Canceled = string(vocab.Done), true, true
 	default:
 		// submitted, working, unknown, or a word from a newer spec: the task is still open.
-		o.State = vocab.Working
+		o.State = string(vocab.Working)
 	}
 	return o
 }
@@ -156,7 +156,7 @@ func observe(t *goa2a.Task) Observation {
 func herdBlockedOn(t *goa2a.Task) string {
 	md, _ := t.Metadata[a2a.MetadataKey].(map[string]any)
 	k, _ := md["blockedOn"].(string)
-	if k == "" || !vocab.ValidKind(k) {
+	if !vocab.Kind(k).Valid() {
 		return ""
 	}
 	return k

@@ -119,7 +119,7 @@ func (c *Conn) sendRun(ctx context.Context, text string) (Observation, error) {
 		return Observation{}, &ResponseError{Name: c.name, URL: c.url, Status: resp.StatusCode, Reason: "it answered an HTML page, not the agent's reply",
 			Snippet: snippetOf(body), Hint: fmt.Sprintf("check that %s is the agent's POST /run endpoint", c.url)}
 	}
-	return Observation{RemoteState: "completed", State: vocab.Done, Terminal: true, Output: runOutput(body)}, nil
+	return Observation{RemoteState: "completed", State: string(vocab.Done), Terminal: true, Output: runOutput(body)}, nil
 }
 
 // runOutput reads an entrypoint's answer the way the ADK does: a string body as is; otherwise

@@ -2,80 +2,44 @@ package state
 
 import "github.com/mosh-dev/mosh/herd/vocab"
 
-// State is what a member is doing, as the herd reports it. The names are
-// herd/vocab's, the one vocabulary every wire uses.
-type State string
-
-// The states. Gone is not a reading: it is the absence of a member.
-const (
-	Working State = vocab.Working
-	Blocked State = vocab.Blocked
-	Done    State = vocab.Done
-	Idle    State = vocab.Idle
-	Unknown State = vocab.Unknown
-	Gone    State = vocab.Gone
+// State, Kind and Authority are herd/vocab's: one type per concept, whichever package names it.
+type (
+	State     = vocab.State
+	Kind      = vocab.Kind
+	Authority = vocab.Authority
 )
 
-// Kind says what a blocked member waits for. Empty unless State is Blocked.
-type Kind string
-
-// The blocked sub-kinds.
+// The states, sub-kinds and authorities under the names this package has always used (vocab's
+// constants, not a second spelling). Gone is not a reading: it is the absence of a member.
 const (
-	NoKind     Kind = ""
-	Permission Kind = vocab.Permission
-	Question   Kind = vocab.Question
-	Menu       Kind = vocab.Menu
-)
+	Working = vocab.Working
+	Blocked = vocab.Blocked
+	Done    = vocab.Done
+	Idle    = vocab.Idle
+	Unknown = vocab.Unknown
+	Gone    = vocab.Gone
 
-// Authority says which source decided a state.
-type Authority string
+	NoKind     = vocab.NoKind
+	Permission = vocab.Permission
+	Question   = vocab.Question
+	Menu       = vocab.Menu
 
-// The authorities, strongest first: the process exit is final; a live hook
-// report beats the screen; remote is a claim relayed from another herd.
-const (
-	Runtime     Authority = vocab.AuthorityRuntime
-	Hook        Authority = vocab.AuthorityHook
-	ScreenAuth  Authority = vocab.AuthorityScreen
-	Remote      Authority = vocab.AuthorityRemote
-	NoAuthority Authority = ""
+	Runtime     = vocab.AuthorityRuntime
+	Hook        = vocab.AuthorityHook
+	ScreenAuth  = vocab.AuthorityScreen
+	Remote      = vocab.AuthorityRemote
+	NoAuthority = vocab.NoAuthority
 )
 
 // States lists the reportable states in display order.
-var States = []State{Working, Blocked, Done, Idle, Unknown}
+var States = vocab.States()
 
 // Kinds lists the blocked sub-kinds.
-var Kinds = []Kind{Permission, Question, Menu}
+var Kinds = vocab.Kinds()
 
-// Valid reports whether s is one of States.
-func (s State) Valid() bool {
-	for _, v := range States {
-		if s == v {
-			return true
-		}
-	}
-	return false
-}
-
-// Valid reports whether k is a known sub-kind (the empty kind included).
-func (k Kind) Valid() bool {
-	if k == NoKind {
-		return true
-	}
-	for _, v := range Kinds {
-		if k == v {
-			return true
-		}
-	}
-	return false
-}
-
-// ParseState parses "state" or "blocked:kind" as the CLI and rules.json write
-// it (vocab.Parse: case-insensitive, the one parser). A kind is accepted only
-// on blocked.
-func ParseState(s string) (State, Kind, error) {
-	st, k, err := vocab.Parse(s)
-	return State(st), Kind(k), err
-}
+// ParseState parses "state" or "blocked:kind" as the CLI and rules.json write it (vocab.Parse,
+// the one parser: case-insensitive; a kind only on blocked).
+func ParseState(s string) (State, Kind, error) { return vocab.Parse(s) }
 
 // Format renders a state with its kind ("blocked:permission", "idle").
-func Format(s State, k Kind) string { return vocab.Format(string(s), string(k)) }
+func Format(s State, k Kind) string { return vocab.Format(s, k) }

@@ -9,14 +9,18 @@ import (
 )
 
 func TestParse(t *testing.T) {
-	for in, want := range map[string][2]string{
-		"working": {Working, ""}, " Idle ": {Idle, ""}, "DONE": {Done, ""}, "unknown": {Unknown, ""},
-		"blocked": {Blocked, ""}, "blocked:permission": {Blocked, Permission}, "Blocked:Question": {Blocked, Question},
+	type sk struct {
+		s State
+		k Kind
+	}
+	for in, want := range map[string]sk{
+		"working": {Working, NoKind}, " Idle ": {Idle, NoKind}, "DONE": {Done, NoKind}, "unknown": {Unknown, NoKind},
+		"blocked": {Blocked, NoKind}, "blocked:permission": {Blocked, Permission}, "Blocked:Question": {Blocked, Question},
 		"BLOCKED:MENU": {Blocked, Menu},
 	} {
 		st, k, err := Parse(in)
-		if err != nil || st != want[0] || k != want[1] {
-			t.Errorf("Parse(%q) = %q %q %v, want %q %q", in, st, k, err, want[0], want[1])
+		if err != nil || st != want.s || k != want.k {
+			t.Errorf("Parse(%q) = %q %q %v, want %q %q", in, st, k, err, want.s, want.k)
 		}
 	}
 	for _, in := range []string{"", "gone", "busy", "idle:menu", "blocked:", "blocked:maybe", "working:permission"} {
@@ -35,8 +39,7 @@ func TestFormat(t *testing.T) {
 	}
 }
 
-// Parse's errors name the fix in the words they always had (written with fmt before the parser
-// moved to the early module, which may not import fmt), quoting what was given as %q does.
+// Parse's errors name the fix, quoting what was given as %q does.
 func TestParseErrorsNameTheFix(t *testing.T) {
 	for _, in := range []string{"", "gone", "busy", "Idle:menu", "working:x", "\"q\"\\", "\xff\x01é", "blocked:", "blocked:maybe", "blocked:\tPERM\u2028"} {
 		_, _, err := Parse(in)
@@ -44,10 +47,10 @@ func TestParseErrorsNameTheFix(t *testing.T) {
 			t.Fatalf("Parse(%q): no error", in)
 		}
 		name, k, hasKind := strings.Cut(strings.TrimSpace(in), ":")
-		st := strings.ToLower(strings.TrimSpace(name))
+		st := State(strings.ToLower(strings.TrimSpace(name)))
 		var want string
 		switch {
-		case !ValidState(st):
+		case !st.Valid():
 			want = fmt.Sprintf("unknown state %q: use working, blocked[:permission|question|menu], done, idle or unknown", in)
 		case hasKind && st != Blocked:
 			want = fmt.Sprintf("state %q takes no sub-kind: only blocked does (blocked:permission|question|menu)", in)
@@ -60,13 +63,15 @@ func TestParseErrorsNameTheFix(t *testing.T) {
 	}
 }
 
+// The member-name rule: a lowercase letter, then up to 31 of a-z, 0-9, '-' and '_'; nothing
+// else, no trailing newline.
 func TestValidName(t *testing.T) {
-	for _, s := range []string{"a", "api", "web-2", "a_b", "a" + strings.Repeat("b", 31)} {
+	for _, s := range []string{"a", "api", "a-b_c9", "z" + strings.Repeat("9", 31), strings.Repeat("a", 32)} {
 		if !ValidName(s) {
 			t.Errorf("ValidName(%q) = false", s)
 		}
 	}
-	for _, s := range []string{"", "A", "2a", "-a", "a b", "a.b", "é", "a" + strings.Repeat("b", 32), "api\n"} {
+	for _, s := range []string{"", "A", "9a", "-a", "_a", "a.b", "a b", "é", "aé", "a\n", "a/", "aB", strings.Repeat("a", 33)} {
 		if ValidName(s) {
 			t.Errorf("ValidName(%q) = true", s)
 		}
@@ -83,6 +88,25 @@ func TestParseTaskID(t *testing.T) {
 		_, err := ParseTaskID(in)
 		if exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), "t-12") {
 			t.Errorf("ParseTaskID(%q): %v, want a usage error showing the form", in, err)
+		}
+	}
+}
+
+func BenchmarkValidName(b *testing.B) {
+	for b.Loop() {
+		ValidName("api-server_2")
+	}
+}
+
+func TestIsTaskEnd(t *testing.T) {
+	for _, s := range []State{Failed, Canceled, Interrupted} {
+		if !s.IsTaskEnd() {
+			t.Errorf("%s.IsTaskEnd() = false", s)
+		}
+	}
+	for _, s := range append(States(), Gone, Submitted, "") {
+		if s.IsTaskEnd() {
+			t.Errorf("%q.IsTaskEnd() = true", s)
 		}
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"time"
 
-	"0.mosh/early/reportreq"
 	"github.com/mosh-dev/mosh/herd"
 
 	"golang.org/x/sys/unix"
@@ -142,7 +141,7 @@ func (d *daemon) socketCheck() herd.DoctorCheck {
 		fix := "something removes files under " + filepath.Dir(d.sock)
 		if filepath.Dir(d.sock) != d.dir {
 			fix += " (a temp-dir cleaner: systemd-tmpfiles, tmpreaper); a shorter MOSH_HOME puts the socket in $MOSH_HOME/herd instead (paths up to " +
-				fmt.Sprint(reportreq.MaxSocketPath) + " bytes)"
+				fmt.Sprint(herd.MaxSocketPath) + " bytes)"
 		} else {
 			fix += "; keep cleaners away from $MOSH_HOME, or set MOSH_HOME elsewhere"
 		}

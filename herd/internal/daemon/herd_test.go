@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"0.mosh/early/reportreq"
 	"github.com/mosh-dev/mosh/herd"
 
 	"github.com/mosh-dev/mosh/exitcode"
@@ -856,7 +855,7 @@ func TestLongHomeSocketFallback(t *testing.T) {
 	}
 	t.Setenv("MOSH_HOME", home)
 	sock := herd.SocketPath(home)
-	if len(filepath.Join(herd.HerdDir(home), "mosh.sock")) <= reportreq.MaxSocketPath || !strings.HasPrefix(sock, filepath.Join(os.TempDir(), fmt.Sprintf("mosh-%d", os.Getuid()))) {
+	if len(filepath.Join(herd.HerdDir(home), "mosh.sock")) <= herd.MaxSocketPath || !strings.HasPrefix(sock, filepath.Join(os.TempDir(), fmt.Sprintf("mosh-%d", os.Getuid()))) {
 		t.Fatalf("socket path %s for home %s", sock, home)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)

@@ -1,3 +1,0 @@
-module github.com/google/pprof
-
-go 1.26.0
