@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mosh-dev/mosh/herd"
+	"github.com/mosh-dev/mosh/ledger"
 )
 
 // fuzzSafeMethods are the methods FuzzRequestLine lets through to the daemon: the ones that
@@ -33,6 +34,7 @@ var fuzzSafeMethods = map[string]bool{
 // notification none. Seeds: testdata/fuzz/FuzzRequestLine (the requests of herd/PROTOCOL.md and
 // of TestRawProtocol).
 func FuzzRequestLine(f *testing.F) {
+	// The daemon runs in this process: a fuzzing worker must not start processes that outlive it.
 	home, err := os.MkdirTemp("", "mosh")
 	if err != nil {
 		f.Fatal(err)
@@ -40,11 +42,17 @@ func FuzzRequestLine(f *testing.F) {
 	f.Setenv("HOME", home)
 	f.Setenv("MOSH_HOME", home)
 	ctx, cancel := context.WithCancel(context.Background())
-	c, err := herd.Connect(ctx, herd.ConnectOptions{Home: home})
+	served, opened := make(chan error, 1), make(chan struct{})
+	go func() {
+		served <- serveForeground(ctx, home, serveSeams{ledgerOpened: func(*ledger.Store) { close(opened) }})
+	}()
+	<-opened // the lock says starting from here: Connect waits for the socket
+	c, err := herd.Connect(ctx, herd.ConnectOptions{Home: home, NoStart: true})
 	if err != nil {
+		cancel()
 		f.Fatal(err)
 	}
-	f.Cleanup(func() { stopDaemon(home); c.Close(); cancel(); os.RemoveAll(home) })
+	f.Cleanup(func() { c.Close(); cancel(); <-served; os.RemoveAll(home) })
 	if _, err := c.Run(ctx, herd.RunParams{Name: "raw", Argv: []string{askerShell(f), "-c", askScript}}); err != nil {
 		f.Fatal(err)
 	}
@@ -76,7 +84,7 @@ func FuzzRequestLine(f *testing.F) {
 		}
 		want := "" // the id of the answer the line must get; "" for none
 		switch {
-		case len(line) <= 1:
+		case len(line) == 0: // an empty line is skipped
 		case !parsed:
 			want = "null"
 		case req.Method != herd.MethodCancel && len(req.ID) > 0:
