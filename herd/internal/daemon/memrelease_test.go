@@ -140,7 +140,7 @@ func TestTrimExecutableKeepsThePageCache(t *testing.T) {
 // After kill --all the daemon returns the memory its members held (issue 11: it stayed at its
 // high-water mark). The daemon says so in its log, once for the batch.
 func TestKillReturnsMemory(t *testing.T) {
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	logPath := filepath.Join(h.home, "herd", "daemon.log")
 	releases := func() int {
 		b, _ := os.ReadFile(logPath)
