@@ -44,7 +44,9 @@ func herdBinaries(t *testing.T) (mosh, fakeengine string) {
 	return moshBin, herdFake.path
 }
 
-// herdEnv is one hermetic herd: its own HOME and MOSH_HOME (short, so the socket fits).
+// herdEnv is one hermetic herd: its own HOME and MOSH_HOME (short, so the socket fits), given to
+// the mosh processes it runs, never set in this process; so the test runs in parallel with the
+// others (newHerdEnv calls t.Parallel: such a test must not t.Setenv).
 type herdEnv struct {
 	t    *testing.T
 	mosh string
@@ -58,6 +60,7 @@ func newHerdEnv(t *testing.T) *herdEnv {
 	if testing.Short() {
 		t.Skip("end-to-end herd test (builds the binary)")
 	}
+	t.Parallel()
 	mosh, fake := herdBinaries(t)
 	home, err := os.MkdirTemp("", "mh")
 	if err != nil {
