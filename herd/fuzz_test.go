@@ -1,19 +1,16 @@
 package herd_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
 	"unicode/utf8"
 
 	"github.com/mosh-dev/mosh/herd"
+	"github.com/mosh-dev/mosh/internal/herdtest"
 )
 
 // FuzzReport sends a hook report with any name, state, kind and payload through Client.Report,
@@ -24,17 +21,11 @@ import (
 // testdata/fuzz/FuzzReport (real engines' hook payloads).
 func FuzzReport(f *testing.F) {
 	home := f.TempDir()
-	sock := herd.SocketPath(home)
-	if err := os.MkdirAll(filepath.Dir(sock), 0o700); err != nil {
-		f.Fatal(err)
-	}
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(func() { ln.Close() })
 	got := make(chan []byte, 1) // each request line the fake daemon read
-	go fakeReportDaemon(ln, got)
+	herdtest.FakeDaemon(f, home, func(r herdtest.Request) string {
+		got <- bytes.TrimSuffix(r.Line, []byte("\n"))
+		return herdtest.Result(r.ID, `{"name":"x","accepted":true,"state":"working"}`)
+	})
 	ctx := context.Background()
 	c, err := herd.NewClient(ctx, herd.Options{Home: home, NoStart: true, Getenv: func(string) string { return "" }})
 	if err != nil {
@@ -82,39 +73,6 @@ func FuzzReport(f *testing.F) {
 			t.Fatalf("payload %q arrived as %q", payload, p.Payload)
 		}
 	})
-}
-
-// fakeReportDaemon answers every request line on each connection with an accepted report and
-// hands the line to got.
-func fakeReportDaemon(ln net.Listener, got chan<- []byte) {
-	for {
-		conn, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		go func() {
-			defer conn.Close()
-			r := bufio.NewReader(conn)
-			for {
-				line, err := r.ReadBytes('\n')
-				if err != nil {
-					return
-				}
-				var req struct {
-					ID json.RawMessage `json:"id"`
-				}
-				_ = json.Unmarshal(line, &req)
-				got <- bytes.TrimSuffix(line, []byte("\n"))
-				if len(req.ID) == 0 {
-					req.ID = json.RawMessage("null")
-				}
-				resp := append(append([]byte(`{"jsonrpc":"2.0","id":`), req.ID...), `,"result":{"name":"x","accepted":true,"state":"working"}}`+"\n"...)
-				if _, err := conn.Write(resp); err != nil {
-					return
-				}
-			}
-		}()
-	}
 }
 
 // decodeJSON decodes raw keeping numbers as written.
