@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -58,8 +59,9 @@ func TestMain(m *testing.M) {
 	os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0 log_path="+filepath.Join(raceDir, "race")))
 	// helper state's fake engine, built once for the tests that drive it; not by the child test
 	// processes TestReleaseDropsTheExecutableLast starts (six builds there took most of this
-	// package's run).
-	if os.Getenv(releaseChildEnv) == "" {
+	// package's run), nor when fuzzing (.ci/fuzz), where no test drives it.
+	flag.Parse()
+	if os.Getenv(releaseChildEnv) == "" && flag.Lookup("test.fuzz").Value.String() == "" {
 		fakeBin, fakeErr = buildFakeEngine()
 	}
 	code := m.Run()
