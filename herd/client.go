@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -31,8 +32,13 @@ import (
 type Options struct {
 	// Home is $MOSH_HOME; empty means ResolveHome(Getenv).
 	Home string
-	// Getenv reads the caller's environment (a script's, a test's); nil means os.Getenv.
+	// Getenv reads the caller's environment (a script's, a test's); nil means os.Getenv, or a
+	// lookup in Env when Env is set.
 	Getenv func(string) string
+	// Env is the caller's whole environment: what members launched by Run, Start and Restore get
+	// when their params carry none, and where a daemon that Connect starts takes its PATH, HOME…
+	// from. nil means this process's (os.Environ()).
+	Env []string
 	// NoStart makes Connect fail (exit code 5) instead of starting a daemon when none answers.
 	NoStart bool
 	// DaemonArgv is the command that runs a foreground daemon; default
@@ -50,6 +56,9 @@ type ConnectOptions = Options
 
 // Resolve returns o with Getenv and Home filled in: the one place a client learns $MOSH_HOME.
 func (o Options) Resolve() (Options, error) {
+	if o.Getenv == nil && o.Env != nil {
+		o.Getenv = func(k string) string { v, _ := o.lookupEnv(k); return v }
+	}
 	if o.Getenv == nil {
 		o.Getenv = os.Getenv
 	}
@@ -403,9 +412,26 @@ func (c *Client) sendLine(line []byte) error {
 	return c.w.Flush()
 }
 
-func callerEnv(env []string) []string {
+// lookupEnv is os.LookupEnv on the caller's environment (Env when set).
+func (o Options) lookupEnv(key string) (string, bool) {
+	if o.Env == nil {
+		return os.LookupEnv(key)
+	}
+	for i := len(o.Env) - 1; i >= 0; i-- { // the last assignment wins, as in exec
+		if k, v, ok := strings.Cut(o.Env[i], "="); ok && k == key {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// callerEnv is env, or else the caller's environment (Options.Env, or os.Environ()).
+func (c *Client) callerEnv(env []string) []string {
 	if env != nil {
 		return env
+	}
+	if c.opts.Env != nil {
+		return c.opts.Env
 	}
 	return os.Environ()
 }
@@ -424,7 +450,7 @@ func callerCwd(cwd string) (string, error) {
 // Run launches any command as a member. Env defaults to os.Environ() and Cwd to the working
 // directory: the member inherits the caller's environment, never the daemon's.
 func (c *Client) Run(ctx context.Context, p RunParams) (*Member, error) {
-	p.Env = callerEnv(p.Env)
+	p.Env = c.callerEnv(p.Env)
 	cwd, err := callerCwd(p.Cwd)
 	if err != nil {
 		return nil, err
@@ -439,7 +465,7 @@ func (c *Client) Run(ctx context.Context, p RunParams) (*Member, error) {
 
 // Start launches an engine from the engines table.
 func (c *Client) Start(ctx context.Context, p StartParams) (*Member, error) {
-	p.Env = callerEnv(p.Env)
+	p.Env = c.callerEnv(p.Env)
 	cwd, err := callerCwd(p.Cwd)
 	if err != nil {
 		return nil, err
@@ -585,7 +611,7 @@ func (c *Client) Prune(ctx context.Context) (*PruneResult, error) {
 // Restore relaunches manifest members that are not running, with the caller's environment.
 func (c *Client) Restore(ctx context.Context, opts RestoreOptions) (*RestoreResult, error) {
 	var r RestoreResult
-	return &r, c.call(ctx, MethodRestore, RestoreParams{Resume: opts.Resume, DryRun: opts.DryRun, Env: os.Environ()}, &r)
+	return &r, c.call(ctx, MethodRestore, RestoreParams{Resume: opts.Resume, DryRun: opts.DryRun, Env: c.callerEnv(nil)}, &r)
 }
 
 // Report feeds a hook report. An empty name is a silent no-op (hooks fire outside the herd too):

@@ -92,7 +92,7 @@ func startDaemon(ctx context.Context, home string, opts ConnectOptions) (net.Con
 	cmd.ExtraFiles = []*os.File{pw} // fd 3
 	cmd.Env = []string{"MOSH_HOME=" + home, ReadyFDEnv + "=3"}
 	for _, k := range daemonEnvKeys {
-		if v, ok := os.LookupEnv(k); ok {
+		if v, ok := opts.lookupEnv(k); ok {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
 	}

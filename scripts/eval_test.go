@@ -96,6 +96,7 @@ func newEval(t *testing.T) *ev {
 	if testing.Short() {
 		t.Skip("end-to-end eval test (runs a daemon and fake engines)")
 	}
+	t.Parallel() // its own HOME and MOSH_HOME, given to the mosh processes it runs (e.env)
 	e := &ev{hk: newHK(t)}
 	e.bin = e.path("bin")
 	e.dir = e.path("work")

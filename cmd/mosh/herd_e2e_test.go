@@ -26,7 +26,7 @@ import (
 
 var herdFake struct {
 	once sync.Once
-	path string // "" when herd/fakeengine does not exist
+	path string
 	err  error
 }
 
@@ -35,9 +35,6 @@ var herdFake struct {
 func herdBinaries(t *testing.T) (mosh, fakeengine string) {
 	t.Helper()
 	herdFake.once.Do(func() {
-		if _, err := os.Stat("../../herd/fakeengine"); err != nil {
-			return
-		}
 		fe := herdtest.BuildFakeEngineIn(filepath.Dir(moshBin))
 		herdFake.path, herdFake.err = fe.Path(), fe.Err
 	})
@@ -47,7 +44,9 @@ func herdBinaries(t *testing.T) (mosh, fakeengine string) {
 	return moshBin, herdFake.path
 }
 
-// herdEnv is one hermetic herd: its own HOME and MOSH_HOME (short, so the socket fits).
+// herdEnv is one hermetic herd: its own HOME and MOSH_HOME (short, so the socket fits), given to
+// the mosh processes it runs, never set in this process; so the test runs in parallel with the
+// others (newHerdEnv calls t.Parallel: such a test must not t.Setenv).
 type herdEnv struct {
 	t    *testing.T
 	mosh string
@@ -61,6 +60,7 @@ func newHerdEnv(t *testing.T) *herdEnv {
 	if testing.Short() {
 		t.Skip("end-to-end herd test (builds the binary)")
 	}
+	t.Parallel()
 	mosh, fake := herdBinaries(t)
 	home, err := os.MkdirTemp("", "mh")
 	if err != nil {
@@ -546,7 +546,7 @@ func TestHerdRestoreAfterStop(t *testing.T) {
 	// The next verb starts a new daemon; the member is remembered but gone.
 	m := findMember(e.ps(), "keep")
 	if m == nil || m.State != herd.StateGone || m.Alive {
-		t.Skipf("daemon stop --yes forgets members in this build (%+v); restore is covered by herd's tests", m)
+		t.Fatalf("after daemon stop --yes the member is remembered, gone: %+v", m)
 	}
 	var rr herd.RestoreResult
 	if err := json.Unmarshal([]byte(e.ok("restore", "--dry-run", "--json")), &rr); err != nil || !rr.DryRun || len(rr.Actions) != 1 || rr.Actions[0].Name != "keep" {
@@ -563,9 +563,6 @@ func TestHerdRestoreAfterStop(t *testing.T) {
 
 func TestHerdPromptWaitWithFakeEngine(t *testing.T) {
 	e := newHerdEnv(t)
-	if e.fake == "" {
-		t.Skip("herd/fakeengine does not exist yet")
-	}
 	e.ok("herd", "run", "--name", "fe", "--engine", "claude", "--", e.fake)
 	e.expect(0, "wait", "fe", "--state", "idle", "--timeout", "30s")
 	out, errs := e.expect(0, "herd", "prompt", "fe", "say hello", "--wait", "--state", "idle,done,blocked", "--timeout", "60s", "--json")
@@ -577,9 +574,6 @@ func TestHerdPromptWaitWithFakeEngine(t *testing.T) {
 
 func TestHerdStartEngineWithAgentFlags(t *testing.T) {
 	e := newHerdEnv(t)
-	if e.fake == "" {
-		t.Skip("herd/fakeengine does not exist yet")
-	}
 	// The fake engine stands in for claude on the member's PATH: start resolves it there. The
 	// wrapper records the argv it received and drops the autonomous flag the fake lacks.
 	bin := filepath.Join(e.home, "bin")
@@ -630,9 +624,6 @@ exec %q "$@"
 // its engine repaints.
 func TestHerdScriptPromptThenWaitSeesTheTurn(t *testing.T) {
 	e := newHerdEnv(t)
-	if e.fake == "" {
-		t.Skip("herd/fakeengine does not exist yet")
-	}
 	script := filepath.Join(e.home, "turn.mosh")
 	src := fmt.Sprintf(`
 const r = await herdRun([%q, "--turn", "700ms"], {name: "fe", engine: "claude"})
@@ -941,9 +932,6 @@ func TestHerdDaemonStopNamesAnOrphanedDaemon(t *testing.T) {
 // lives on. The same daemon method serves A2A tasks/cancel (herd/a2aserve's tests).
 func TestHerdInterruptStopsTheTurnNotTheMember(t *testing.T) {
 	e := newHerdEnv(t)
-	if e.fake == "" {
-		t.Skip("herd/fakeengine does not exist yet")
-	}
 	e.env = append(e.env, "FAKEENGINE_SLOW=60s", "FAKEENGINE_TICK=50ms")
 	e.ok("herd", "run", "--name", "fe", "--engine", "claude", "--", e.fake)
 	e.expect(0, "wait", "fe", "--state", "idle", "--timeout", "30s")
@@ -979,9 +967,6 @@ func TestHerdInterruptStopsTheTurnNotTheMember(t *testing.T) {
 // prompt_response.
 func TestHerdGeminiFromTheTable(t *testing.T) {
 	e := newHerdEnv(t)
-	if e.fake == "" {
-		t.Skip("herd/fakeengine does not exist yet")
-	}
 	// The hook commands run "${MOSH_HERD_BIN:-mosh}": this test's mosh is first on PATH.
 	for i, kv := range e.env {
 		if v, ok := strings.CutPrefix(kv, "PATH="); ok {

@@ -46,7 +46,8 @@ func fakeEnv(t *testing.T, style string, hooks bool) []string {
 	if err := os.Symlink(bin, filepath.Join(dir, "claude")); err != nil {
 		t.Fatal(err)
 	}
-	env := append(os.Environ(), "PATH="+dir+":"+os.Getenv("PATH"), "FAKEENGINE_STYLE="+style,
+	// A private HOME: the member never sees the test process's (nor the user's).
+	env := append(homeEnv(dir), "PATH="+dir+":"+os.Getenv("PATH"), "FAKEENGINE_STYLE="+style,
 		"FAKEENGINE_TURN=200ms", "FAKEENGINE_TICK=50ms", "FAKEENGINE_NOTIFY_AFTER=0", "FAKEENGINE_IDLE_NOTIFY=0")
 	settings := filepath.Join(dir, "settings.json")
 	groups := map[string]any{}
@@ -68,7 +69,7 @@ func fakeEnv(t *testing.T, style string, hooks bool) []string {
 }
 
 func TestFakeClaudeScreenOnly(t *testing.T) {
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	env := fakeEnv(t, "claude", false)
 	m, err := h.c.Start(h.ctx, herd.StartParams{Engine: "claude", Name: "cl", Env: env})
 	if err != nil {
@@ -133,7 +134,7 @@ func TestFakeClaudeScreenOnly(t *testing.T) {
 }
 
 func TestFakeClaudeHooksReachWait(t *testing.T) {
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	env := fakeEnv(t, "claude", true)
 	if _, err := h.c.Start(h.ctx, herd.StartParams{Engine: "claude", Name: "hk", Env: env}); err != nil {
 		t.Fatal(err)
@@ -182,7 +183,7 @@ func TestFakeClaudeHooksReachWait(t *testing.T) {
 // A multi-line prompt to a Codex-style engine goes in bracketed paste: the newline inside it does
 // not submit early, so one turn runs with the whole text.
 func TestFakeCodexMultilinePrompt(t *testing.T) {
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	env := fakeEnv(t, "codex", false)
 	if _, err := h.c.Run(h.ctx, herd.RunParams{Name: "cx", Engine: "codex", Env: env, Argv: []string{"claude"}}); err != nil {
 		t.Fatal(err)

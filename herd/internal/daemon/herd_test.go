@@ -113,7 +113,7 @@ func TestConnectNoStart(t *testing.T) {
 }
 
 func TestPromptBlockedAnswerAndSendKeys(t *testing.T) {
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	h.run("api", askScript)
 	h.wait("api", herd.StateIdle)
 
@@ -184,7 +184,7 @@ func TestEncodeKeys(t *testing.T) {
 }
 
 func TestProcessExitIsGoneWithItsCode(t *testing.T) {
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	sub, err := h.c.Subscribe(h.ctx, "quitter")
 	if err != nil {
 		t.Fatal(err)
@@ -239,7 +239,7 @@ func TestProcessExitIsGoneWithItsCode(t *testing.T) {
 }
 
 func TestWaitAnyAllTimeoutEnded(t *testing.T) {
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	for _, n := range []string{"a", "b", "c"} {
 		h.run(n, askScript)
 	}
@@ -348,7 +348,7 @@ func TestWaitAnyAllTimeoutEnded(t *testing.T) {
 }
 
 func TestReportHookAuthorityAndTTL(t *testing.T) {
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	h.run("hooked", askScript)
 	h.wait("hooked", herd.StateIdle)
 
@@ -504,7 +504,7 @@ func TestEnvironmentComesFromTheCaller(t *testing.T) {
 // A big prompt of any text arrives byte for byte (control characters other than tab, newline and
 // CRLF are refused before typing: TestPromptWithControlCharactersIsRefusedUntyped).
 func TestBigUnicodePromptIntact(t *testing.T) {
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	out := filepath.Join(t.TempDir(), "got")
 	var b strings.Builder
 	for b.Len() < 100<<10 {
@@ -661,7 +661,7 @@ func TestDaemonStopRefusesWhileRunning(t *testing.T) {
 }
 
 func TestAttachStream(t *testing.T) {
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	h.run("tty", `stty -echo; printf 'attach-me> '; read l; printf 'typed:%s\n' "$l"; stty size; read x`)
 	h.wait("tty", herd.StateIdle)
 	a, err := h.c.Attach(h.ctx, "tty", 100, 30)
@@ -795,7 +795,7 @@ func TestDoctorAndStatus(t *testing.T) {
 }
 
 func TestPromptsBecomeTasks(t *testing.T) {
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	h.run("tasker", askScript)
 	h.wait("tasker", herd.StateIdle)
 	first, err := h.c.Prompt(h.ctx, "tasker", "first job", herd.PromptOptions{Wait: true, States: []string{"blocked"}, Timeout: testTimeout})
@@ -879,7 +879,7 @@ func TestLongHomeSocketFallback(t *testing.T) {
 // The wire protocol as a foreign client sees it (docs/protocol.md): errors with exit codes, unknown
 // methods, bad lines, notifications without replies, out-of-order replies, and cancel.
 func TestRawProtocol(t *testing.T) {
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	h.run("raw", askScript)
 	conn, err := net.Dial("unix", herd.SocketPath(h.home))
 	if err != nil {
@@ -960,7 +960,7 @@ func TestRawProtocol(t *testing.T) {
 // A command `mosh install` linked into $MOSH_HOME/bin runs as a member without a PATH edit; a
 // command found nowhere is refused naming the fix.
 func TestRunFindsInstalledTools(t *testing.T) {
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	bin := filepath.Join(h.home, "bin")
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		t.Fatal(err)

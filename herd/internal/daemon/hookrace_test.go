@@ -68,7 +68,7 @@ func awaitTaskEnd(t *testing.T, h *herdT, sub *herd.Subscription, id string) *he
 // old daemon ended it on the screen and only patched the artifact later, so a reader woken by
 // the end read screen text).
 func TestStopHookAfterTheScreenEndsTheTask(t *testing.T) {
-	h := newHerdWith(t, graceFile(60000)) // the Stop is late, but well within the grace, however loaded the machine
+	h := newParallelHerdWith(t, graceFile(60000)) // the Stop is late, but well within the grace, however loaded the machine
 	startFake(t, h, "late", append(fakeEnv(t, "claude", true), "FAKEENGINE_STOP_DELAY=1s"))
 	task := promptAndAwaitEnd(t, h, "late", "answer me")
 	if task.Open || task.State != herd.StateDone || task.Artifact == nil || task.Artifact.Source != "hook" || task.Artifact.Text != "answer me" {
@@ -84,7 +84,7 @@ func TestStopHookAfterTheScreenEndsTheTask(t *testing.T) {
 // up, so the old screen does not end the new task (the old daemon closed it done with the
 // prompt's own text as its answer). The new task ends with its own turn.
 func TestLateToolHookDoesNotTakeUpTheNextPrompt(t *testing.T) {
-	h := newHerdWith(t, graceFile(60000))
+	h := newParallelHerdWith(t, graceFile(60000))
 	startFake(t, h, "lt", append(fakeEnv(t, "claude", true), "FAKEENGINE_TAKE_DELAY=1500ms"))
 	if first := promptAndAwaitEnd(t, h, "lt", "one"); first.Artifact == nil || first.Artifact.Text != "one" {
 		t.Fatalf("first task: %+v %+v", first, first.Artifact)
@@ -118,7 +118,7 @@ func TestLateToolHookDoesNotTakeUpTheNextPrompt(t *testing.T) {
 // The herd's hooks are installed for the engine but no hook ever reports (an engine that ignores
 // them): the task ends on the screen's word after the grace, and says so.
 func TestNoDoneHookEndsOnTheScreenAfterTheGrace(t *testing.T) {
-	h := newHerdWith(t, graceFile(500))
+	h := newParallelHerdWith(t, graceFile(500))
 	home := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(home, ".claude"), 0o700); err != nil {
 		t.Fatal(err)
@@ -199,7 +199,7 @@ func graceFile(ms int) map[string]string {
 // line still on the screen while the prompt waits in the input box, not the screen's done while
 // the engine's Stop is on its way. When it returns, the task has ended with the engine's answer.
 func TestPromptWaitFollowsItsOwnTurn(t *testing.T) {
-	h := newHerdWith(t, graceFile(60000))
+	h := newParallelHerdWith(t, graceFile(60000))
 	startFake(t, h, "pw", append(fakeEnv(t, "claude", true), "FAKEENGINE_STOP_DELAY=1s", "FAKEENGINE_TAKE_DELAY=1500ms"))
 	for _, text := range []string{"first turn", "hold the second"} {
 		r, err := h.c.Prompt(h.ctx, "pw", text, herd.PromptOptions{Wait: true, Timeout: testTimeout})
@@ -220,7 +220,7 @@ func TestPromptWaitFollowsItsOwnTurn(t *testing.T) {
 // screen's done while the engine's Stop is on its way: what the waiter reads next is the task
 // with the engine's answer (the eval reads it so after a blocked spell).
 func TestWaitForDoneWaitsForThePendingTask(t *testing.T) {
-	h := newHerdWith(t, graceFile(60000))
+	h := newParallelHerdWith(t, graceFile(60000))
 	startFake(t, h, "wd", append(fakeEnv(t, "claude", true), "FAKEENGINE_STOP_DELAY=1s"))
 	pr, err := h.c.Prompt(h.ctx, "wd", "wait for me", herd.PromptOptions{})
 	if err != nil {
@@ -245,7 +245,7 @@ func TestWaitForDoneWaitsForThePendingTask(t *testing.T) {
 // than the claim lasts reads at rest again with the prompt still in its box, and that is not the
 // turn's end (Claude Code --agent under load closed a task so, with no answer).
 func TestInstalledHooksDoNotTakeTheClaimForATurn(t *testing.T) {
-	h := newHerdWith(t, graceFile(500))
+	h := newParallelHerdWith(t, graceFile(500))
 	home := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(home, ".claude"), 0o700); err != nil {
 		t.Fatal(err)

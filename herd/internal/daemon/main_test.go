@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -56,8 +57,12 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0 log_path="+filepath.Join(raceDir, "race")))
-	// helper state's fake engine, built once for the tests that drive it.
-	fakeBin, fakeErr = buildFakeEngine()
+	// helper state's fake engine, built once for the tests that drive it; not when fuzzing
+	// (.ci/fuzz), where no test drives it.
+	flag.Parse()
+	if flag.Lookup("test.fuzz").Value.String() == "" {
+		fakeBin, fakeErr = buildFakeEngine()
+	}
 	code := m.Run()
 	if fakeBin != "" {
 		os.RemoveAll(filepath.Dir(fakeBin))
@@ -164,6 +169,41 @@ func newHerd(t *testing.T) *herdT {
 // (an engines.json override, say).
 func newHerdWith(t *testing.T, files map[string]string) *herdT {
 	t.Helper()
+	return startHerd(t, files, false)
+}
+
+// newParallelHerd is newHerd for a test that runs in parallel with the others (it calls
+// t.Parallel): the daemon and the members launched through h.c get HOME and MOSH_HOME from the
+// client's Options.Env, not from the process environment, which such a test must neither set
+// nor read (no t.Setenv, no os.Environ in members' env, no herd.Connect without h.env).
+func newParallelHerd(t *testing.T) *herdT {
+	t.Helper()
+	return newParallelHerdWith(t, nil)
+}
+
+// newParallelHerdWith is newParallelHerd with files written into the herd directory first.
+func newParallelHerdWith(t *testing.T, files map[string]string) *herdT {
+	t.Helper()
+	t.Parallel()
+	return startHerd(t, files, true)
+}
+
+// homeEnv is this process's environment with HOME and MOSH_HOME set to home and nothing that
+// names another herd.
+func homeEnv(home string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		switch k, _, _ := strings.Cut(kv, "="); k {
+		case "HOME", "MOSH_HOME", "MOSH_HERD_NAME", "MOSH_HERD_DIR", herd.EnvNonce:
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "HOME="+home, "MOSH_HOME="+home)
+}
+
+func startHerd(t *testing.T, files map[string]string, parallel bool) *herdT {
+	t.Helper()
 	home, err := os.MkdirTemp("", "mosh")
 	if err != nil {
 		t.Fatal(err)
@@ -177,10 +217,15 @@ func newHerdWith(t *testing.T, files map[string]string) *herdT {
 			t.Fatal(err)
 		}
 	}
-	t.Setenv("HOME", home)
-	t.Setenv("MOSH_HOME", home)
+	opts := herd.ConnectOptions{Home: home}
+	if parallel {
+		opts.Env = homeEnv(home)
+	} else {
+		t.Setenv("HOME", home)
+		t.Setenv("MOSH_HOME", home)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*testTimeout)
-	c, err := herd.Connect(ctx, herd.ConnectOptions{Home: home})
+	c, err := herd.Connect(ctx, opts)
 	if err != nil {
 		cancel()
 		t.Fatalf("connect: %v", err)
@@ -297,7 +342,8 @@ func hookReport() int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := herd.Connect(ctx, herd.ConnectOptions{NoStart: true})
+	// The herd that owns the member, as `mosh herd report` finds it: MOSH_HERD_DIR is $MOSH_HOME/herd.
+	c, err := herd.Connect(ctx, herd.ConnectOptions{Home: filepath.Dir(os.Getenv("MOSH_HERD_DIR")), NoStart: true})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "hook:", err)
 		return 0

@@ -11,7 +11,7 @@ import (
 // The daemon refuses a prompt with control characters before anything is typed or recorded,
 // whichever adapter sent it (issue 11: a \x03 in a prompt killed the engine).
 func TestPromptWithControlCharactersIsRefusedUntyped(t *testing.T) {
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	h.run("api", askScript)
 	h.wait("api", herd.StateIdle)
 	_, err := h.c.Prompt(h.ctx, "api", "hello\x03world", herd.PromptOptions{})

@@ -25,7 +25,7 @@ func (h *herdT) startFake(t *testing.T, name string, extraEnv ...string) {
 // Five prompts sent at once into one member: five tasks, typed one after another (never glued
 // together in the input box), each closed with its own answer.
 func TestParallelPromptsQueueOneAfterAnother(t *testing.T) {
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	h.startFake(t, "m")
 	const n = 5
 	var (
@@ -105,7 +105,7 @@ func TestParallelPromptsQueueOneAfterAnother(t *testing.T) {
 // A prompt to a working member waits (submitted), shows in the ledger, and is removed untyped by
 // `kill t-N` (canceled); the client's CancelTask does the same.
 func TestQueuedPromptCanceledUntyped(t *testing.T) {
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	h.startFake(t, "m", "FAKEENGINE_SLOW=1h")
 	first, err := h.c.Prompt(h.ctx, "m", "slow one", herd.PromptOptions{Wait: true, States: []string{"working"}, Timeout: testTimeout})
 	if err != nil {
@@ -165,7 +165,7 @@ func TestQueuedPromptCanceledUntyped(t *testing.T) {
 // A process that dies mid-turn: prompt --wait and wait end with outcome ended (exit 3) and the
 // exit code; the running task fails with the code, the queued one fails untyped.
 func TestCrashMidTurnFailsItsTasks(t *testing.T) {
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	h.startFake(t, "m", "FAKEENGINE_TURN=2s")
 	waitDone := make(chan *herd.WaitResult, 1)
 	waitErr := make(chan error, 1)
@@ -218,7 +218,7 @@ func TestCrashMidTurnFailsItsTasks(t *testing.T) {
 // A follow-up into the running task (an A2A message/send carrying its id) is queued into that
 // task: the task stays open past its first turn and ends once the follow-up's turn ends.
 func TestContinueQueuesIntoTheRunningTask(t *testing.T) {
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	h.startFake(t, "m", "FAKEENGINE_TURN=1s")
 	first, err := h.c.Prompt(h.ctx, "m", "first turn", herd.PromptOptions{Wait: true, States: []string{"working"}, Timeout: testTimeout})
 	if err != nil {
@@ -258,7 +258,7 @@ func TestContinueQueuesIntoTheRunningTask(t *testing.T) {
 // restore --resume twice: the resume arguments go before the member's own arguments at launch
 // only, never into what the manifest remembers, so they never stack (--continue --continue).
 func TestRestoreResumeDoesNotStack(t *testing.T) {
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	env := fakeEnv(t, "claude", false)
 	if _, err := h.c.Start(h.ctx, herd.StartParams{Engine: "claude", Name: "r", Env: env, Args: []string{"--model", "x"}}); err != nil {
 		t.Fatal(err)
@@ -291,7 +291,7 @@ func TestRestoreResumeDoesNotStack(t *testing.T) {
 // put back into its input box is cleared with the engine's own keys before the next prompt is
 // typed, so the two are never glued together.
 func TestInterruptedTaskAndLeftoverInputCleared(t *testing.T) {
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	h.startFake(t, "m", "FAKEENGINE_SLOW=1h", "FAKEENGINE_RESTORE_ON_ESC=1")
 	first, err := h.c.Prompt(h.ctx, "m", "slow first", herd.PromptOptions{Wait: true, States: []string{"working"}, Timeout: testTimeout})
 	if err != nil {

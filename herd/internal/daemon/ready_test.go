@@ -74,7 +74,7 @@ func TestFreshMemberIsIdleOnlyWhenItTakesAPrompt(t *testing.T) {
 // prompt then runs once. (A second prompt right after can meet the first turn's late hook or
 // screen, the lead's open fault in tasks_record.go; not what this test proves.)
 func TestLostEnterIsSentAgain(t *testing.T) {
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	h.startFakeHooked(t, "claude", "lossy", "FAKEENGINE_DROP_ENTER=1")
 	h.promptAnswered(t, "lossy", "say once")
 	if screen := h.read("lossy"); strings.Count(screen, "❯ say once") != 1 {
@@ -87,7 +87,7 @@ func TestLostEnterIsSentAgain(t *testing.T) {
 // looking until the text is there, then re-sends the Enter (FAKEENGINE_PASTE_DELAY, longer than
 // the entry's settle time).
 func TestLateDrawnPromptIsSubmitted(t *testing.T) {
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	h.startFakeHooked(t, "claude", "slow", "FAKEENGINE_PASTE_DELAY=900ms")
 	h.promptAnswered(t, "slow", "say late")
 }

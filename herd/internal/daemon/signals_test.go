@@ -21,7 +21,7 @@ import (
 // blocked reading its terminal, and a prompt --wait to it returns instead of hanging: the
 // terminal's foreground process is the signal, and explain names it.
 func TestPlainProgramIdleWhileReadingItsTerminal(t *testing.T) {
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	if _, err := h.c.Run(h.ctx, herd.RunParams{Name: "cat", Argv: []string{"cat"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestPlainProgramIdleWhileReadingItsTerminal(t *testing.T) {
 // idle once it reads the terminal — without printing anything in between (re-probes) — and
 // working again after the input it waited for.
 func TestPlainProgramWorkingWhileItRunsSilently(t *testing.T) {
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	gate := filepath.Join(t.TempDir(), "gate")
 	h.run("job", "while [ ! -e '"+gate+"' ]; do sleep 0.1; done; read x; echo got $x; exec sleep 600")
 	h.wait("job", herd.StateWorking)
@@ -93,7 +93,7 @@ func TestPlainProgramWorkingWhileItRunsSilently(t *testing.T) {
 // and fires its own hooks: its reports are ignored, so the parent's turn stays working and its
 // task ends with the parent's own answer; explain lists the ignored reports.
 func TestNestedEngineReportsAreIgnored(t *testing.T) {
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	env := fakeEnv(t, "claude", true)
 	if _, err := h.c.Start(h.ctx, herd.StartParams{Engine: "claude", Name: "parent", Env: env}); err != nil {
 		t.Fatal(err)
@@ -141,7 +141,7 @@ func TestNestedEngineReportsAreIgnored(t *testing.T) {
 // moment after it appears: send-keys and prompt --answer sent the moment the member reads
 // blocked wait for the question on screen and are applied.
 func TestAnswerWaitsForTheMenu(t *testing.T) {
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	env := append(fakeEnv(t, "claude", true), "FAKEENGINE_MENU_DELAY=600ms", "FAKEENGINE_MENU_DEAF=100ms")
 	if _, err := h.c.Start(h.ctx, herd.StartParams{Engine: "claude", Name: "late", Env: env}); err != nil {
 		t.Fatal(err)
@@ -169,7 +169,7 @@ func TestAnswerWaitsForTheMenu(t *testing.T) {
 // A member a hook says is blocked whose screen never shows a question: the answer is not typed,
 // and the error says why (exit code 2).
 func TestAnswerRefusedWhenTheQuestionNeverAppears(t *testing.T) {
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	env := fakeEnv(t, "claude", false)
 	if _, err := h.c.Start(h.ctx, herd.StartParams{Engine: "claude", Name: "nq", Env: env}); err != nil {
 		t.Fatal(err)
@@ -226,7 +226,7 @@ func TestReporterChain(t *testing.T) {
 // send-keys Escape Escape interrupts an engine that reads two Escapes in one read as one press
 // (OpenCode): the keys go in separate writes, the engine's key gap apart.
 func TestSendKeysPacesEscapes(t *testing.T) {
-	h := newHerdWith(t, map[string]string{"engines.json": `{"engines": [{"name": "claude", "keyGapMs": 300}]}`})
+	h := newParallelHerdWith(t, map[string]string{"engines.json": `{"engines": [{"name": "claude", "keyGapMs": 300}]}`})
 	env := append(fakeEnv(t, "claude", false), "FAKEENGINE_ESC_TWICE=1")
 	if _, err := h.c.Start(h.ctx, herd.StartParams{Engine: "claude", Name: "oc", Env: env}); err != nil {
 		t.Fatal(err)

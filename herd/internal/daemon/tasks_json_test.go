@@ -13,7 +13,7 @@ import (
 // return, and it carries <, > and & as themselves, as the CLI prints JSON (the bytes go to stdout
 // as they are).
 func TestTasksJSONIsTheDaemonsEncoding(t *testing.T) {
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	h.run("tj", askScript)
 	h.wait("tj", herd.StateIdle)
 	const text = `fix <b> & "quotes" \ then ü`

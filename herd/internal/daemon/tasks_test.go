@@ -34,7 +34,7 @@ func findTransition(trs []herd.TaskTransition, state, kind string) *herd.TaskTra
 // transition, ended by idle after the answer, closed with the screen's text, named by wait, listed
 // by tasks, summed by stats; an answer joins the open task.
 func TestTaskLifecycleThroughTheDaemon(t *testing.T) {
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	h.run("tk", askScript)
 	h.wait("tk", herd.StateIdle)
 
@@ -142,7 +142,7 @@ func TestTaskLifecycleThroughTheDaemon(t *testing.T) {
 }
 
 func TestTaskReadErrors(t *testing.T) {
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	_, err := h.c.Task(h.ctx, "t-999")
 	wantCode(t, err, exitcode.Gone)
 	if !strings.Contains(err.Error(), "no task t-999") || !strings.Contains(err.Error(), "mosh herd tasks") {
@@ -173,7 +173,7 @@ func TestTaskReadErrors(t *testing.T) {
 // A task whose member exits ends done/runtime with what the member printed; an idle-only engine's
 // task ends when the next prompt supersedes it; a killed member's task ends with its process.
 func TestTaskEnds(t *testing.T) {
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	h.run("ex", `stty -echo; printf 'ready> '; read l; printf 'bye %s\n' "$l"; exit 4`)
 	h.wait("ex", herd.StateIdle)
 	// A process that dies mid-turn: prompt --wait ends (exit 3) with the exit code, the task fails.
@@ -436,7 +436,7 @@ func TestCorruptDatabaseAtStart(t *testing.T) {
 // A database damaged under a running daemon (here: truncated, which would SIGBUS a memory-mapped
 // reader) is an error on the verbs that read it, never a crash; doctor names it.
 func TestDatabaseDamagedUnderTheDaemon(t *testing.T) {
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	h.run("dmg", echoScript)
 	h.wait("dmg", herd.StateIdle)
 	for i := range 30 {
