@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/mosh-dev/mosh/exitcode"
-	"github.com/mosh-dev/mosh/herd/remote"
 	"github.com/mosh-dev/mosh/herd/state"
+	"github.com/mosh-dev/mosh/herd/vocab"
 	"github.com/mosh-dev/mosh/internal/buildcgo"
 	"github.com/mosh-dev/mosh/internal/queue"
 )
@@ -83,7 +83,7 @@ func (o Options) remoteToken(name string) string {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	return getenv(remote.TokenVar(name))
+	return getenv(vocab.RemoteTokenVar(name))
 }
 
 // Client is a connection to the herd daemon. Its methods are safe for concurrent use: requests

@@ -7,8 +7,9 @@ import (
 )
 
 // heavyPackages are what a program that drives a herd must not link: the ledger and its SQLite
-// driver (either one), the VT emulator and the screen built on it, and the JavaScript engine.
-// They belong to the daemon (herd/internal/...) and the runtime, never to the client.
+// driver (either one), the VT emulator and the screen built on it, the JavaScript engine, and the
+// remote-member connections with the A2A SDK under them. They belong to the daemon
+// (herd/internal/...) and the runtime, never to the client.
 var heavyPackages = []string{
 	"modernc.org/sqlite",
 	"github.com/mattn/go-sqlite3",
@@ -16,6 +17,8 @@ var heavyPackages = []string{
 	modulePath + "/herd/screen",
 	modulePath + "/ledger",
 	"github.com/dop251/goja",
+	modulePath + "/herd/remote",
+	"github.com/a2aproject/a2a-go",
 }
 
 // heavy says whether pkg is one of heavyPackages or a package inside one of them

@@ -141,7 +141,7 @@ func TestAdaptersGoThroughTheClient(t *testing.T) {
 						return true
 					}
 					switch imports[pkg.Name] + "." + sel.Sel.Name {
-					case "github.com/mosh-dev/mosh/herd/remote.TokenVar":
+					case "github.com/mosh-dev/mosh/herd/vocab.RemoteTokenVar":
 						report(n, "reads a remote token itself (the client does: herd.Options.Getenv)")
 					case "github.com/mosh-dev/mosh/ledger.ParseTaskID":
 						report(n, "parses task ids with the ledger (use herd.CheckTaskID)")

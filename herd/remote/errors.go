@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mosh-dev/mosh/a2a"
+	"github.com/mosh-dev/mosh/herd/vocab"
 )
 
 // Sentinels for errors.Is on what Send, Get and Cancel return.
@@ -138,7 +139,7 @@ func (c *Conn) explain(ctx, callCtx context.Context, limit time.Duration, target
 	}
 	var authErr *a2a.AuthError
 	if errors.As(err, &authErr) {
-		return &AuthError{Name: c.name, Var: TokenVar(c.name), Status: authErr.StatusCode, URL: authErr.URL}
+		return &AuthError{Name: c.name, Var: vocab.RemoteTokenVar(c.name), Status: authErr.StatusCode, URL: authErr.URL}
 	}
 	var respErr *a2a.ResponseError
 	if errors.As(err, &respErr) {

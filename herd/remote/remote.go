@@ -50,12 +50,6 @@ type Config struct {
 	HTTP     *http.Client  // nil = a keep-alive client owned by the Conn
 }
 
-// TokenVar is the environment variable that carries a remote member's bearer token:
-// "api-2" → MOSH_REMOTE_API_2_TOKEN.
-func TokenVar(name string) string {
-	return "MOSH_REMOTE_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_")) + "_TOKEN"
-}
-
 // Conn is a connection to one remote agent. It is safe for concurrent use.
 type Conn struct {
 	name     string

@@ -53,14 +53,6 @@ func settle(t testing.TB, c *remote.Conn, o remote.Observation) remote.Observati
 	return o
 }
 
-func TestTokenVar(t *testing.T) {
-	for name, want := range map[string]string{"api-2": "MOSH_REMOTE_API_2_TOKEN", "docs": "MOSH_REMOTE_DOCS_TOKEN", "a_b-c": "MOSH_REMOTE_A_B_C_TOKEN"} {
-		if got := remote.TokenVar(name); got != want {
-			t.Errorf("TokenVar(%q) = %q, want %q", name, got, want)
-		}
-	}
-}
-
 func TestDialRejectsBadConfig(t *testing.T) {
 	cases := []struct {
 		cfg  remote.Config

@@ -25,7 +25,7 @@ func (c *Conn) probeRun(ctx context.Context) (Info, error) {
 		return Info{}, err
 	}
 	if status == http.StatusUnauthorized || status == http.StatusForbidden {
-		return Info{}, &AuthError{Name: c.name, Var: TokenVar(c.name), Status: status, URL: c.url}
+		return Info{}, &AuthError{Name: c.name, Var: vocab.RemoteTokenVar(c.name), Status: status, URL: c.url}
 	}
 	if status >= 500 {
 		healthy := false
@@ -104,7 +104,7 @@ func (c *Conn) sendRun(ctx context.Context, text string) (Observation, error) {
 	}
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
-		return Observation{}, &AuthError{Name: c.name, Var: TokenVar(c.name), Status: resp.StatusCode, URL: c.url}
+		return Observation{}, &AuthError{Name: c.name, Var: vocab.RemoteTokenVar(c.name), Status: resp.StatusCode, URL: c.url}
 	case len(body) > maxAnswerBytes:
 		return Observation{}, &ResponseError{Name: c.name, URL: c.url, Status: resp.StatusCode,
 			Reason: fmt.Sprintf("the answer is larger than %d bytes", maxAnswerBytes), Hint: "have the agent return less"}

@@ -145,3 +145,9 @@ var nameRE = regexp.MustCompile(NamePattern)
 
 // ValidName reports whether s is a legal member name (NamePattern).
 func ValidName(s string) bool { return nameRE.MatchString(s) }
+
+// RemoteTokenVar is the environment variable that carries a remote member's bearer token:
+// "api-2" → MOSH_REMOTE_API_2_TOKEN. Tokens come from the environment, never from a file.
+func RemoteTokenVar(name string) string {
+	return "MOSH_REMOTE_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_")) + "_TOKEN"
+}

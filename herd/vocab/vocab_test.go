@@ -110,3 +110,11 @@ func TestIsTaskEnd(t *testing.T) {
 		}
 	}
 }
+
+func TestRemoteTokenVar(t *testing.T) {
+	for name, want := range map[string]string{"api-2": "MOSH_REMOTE_API_2_TOKEN", "docs": "MOSH_REMOTE_DOCS_TOKEN", "a_b-c": "MOSH_REMOTE_A_B_C_TOKEN"} {
+		if got := RemoteTokenVar(name); got != want {
+			t.Errorf("RemoteTokenVar(%q) = %q, want %q", name, got, want)
+		}
+	}
+}

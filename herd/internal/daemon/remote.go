@@ -14,6 +14,7 @@ import (
 	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
 	"github.com/mosh-dev/mosh/herd/remote"
+	"github.com/mosh-dev/mosh/herd/vocab"
 	"github.com/mosh-dev/mosh/ledger"
 )
 
@@ -700,7 +701,7 @@ func (d *daemon) explainRemote(m *member, r *herd.ExplainResult) {
 func (m *member) remoteInfoLocked(now time.Time) *herd.RemoteInfo {
 	l := m.remote
 	ri := &herd.RemoteInfo{Kind: l.kind, URL: l.url, Host: l.host, Endpoint: l.endpoint, TimeoutMs: l.defaultTimeout().Milliseconds(),
-		RemoteState: l.remoteState, RemoteTask: l.remoteTask, Token: l.hasToken, TokenVar: remote.TokenVar(m.name), Error: l.lastErr}
+		RemoteState: l.remoteState, RemoteTask: l.remoteTask, Token: l.hasToken, TokenVar: vocab.RemoteTokenVar(m.name), Error: l.lastErr}
 	if l.kind == remote.KindRun {
 		ri.InputKey = l.inputKey
 		if ri.InputKey == "" {
@@ -874,7 +875,7 @@ func hRemoteCard(ctx context.Context, sc *serverConn, params json.RawMessage) (a
 // Its token comes from the daemon's environment until a caller passes one. An A2A task that was
 // open when the daemon stopped is followed again; a /run call died with the daemon.
 func (d *daemon) reviveRemote(r manifestRow) {
-	m, err := d.newRemoteMember(r, os.Getenv(remote.TokenVar(r.Name)))
+	m, err := d.newRemoteMember(r, os.Getenv(vocab.RemoteTokenVar(r.Name)))
 	if err != nil {
 		d.logger.Printf("remote %s: cannot restore: %v (`mosh herd remote remove %s` forgets it)", r.Name, err, r.Name)
 		d.remembered[r.Name] = r
