@@ -496,28 +496,9 @@ func TestDatabaseDamagedUnderTheDaemon(t *testing.T) {
 
 // Retention and durability come from config.json; a bad value is named by doctor.
 func TestRetentionFromConfig(t *testing.T) {
-	home, err := os.MkdirTemp("", "mosh")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("HOME", home)
-	t.Setenv("MOSH_HOME", home)
-	if err := os.MkdirAll(herd.HerdDir(home), 0o700); err != nil {
-		t.Fatal(err)
-	}
 	cfg := `{"ledger": {"maxTasksPerMember": 2, "maxBytesPerMember": "1MiB", "durability": "fast"}}`
-	if err := os.WriteFile(filepath.Join(herd.HerdDir(home), ConfigFile), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*testTimeout)
-	defer cancel()
-	c, err := herd.Connect(ctx, herd.ConnectOptions{Home: home})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &herdT{t: t, home: home, c: c, ctx: ctx}
-	t.Cleanup(func() { stopDaemon(home); c.Close(); os.RemoveAll(home) })
-
+	h := newParallelHerdWith(t, map[string]string{ConfigFile: cfg})
+	c, ctx := h.c, h.ctx
 	h.run("ret", echoScript)
 	h.wait("ret", herd.StateIdle)
 	var ids []string
