@@ -286,7 +286,7 @@ func (h *herdT) kill9() {
 	if err := herd.WaitProcessGone(h.ctx, st.Pid, h.home); err != nil {
 		h.t.Fatal(err)
 	}
-	c, err := herd.Connect(h.ctx, herd.ConnectOptions{Home: h.home})
+	c, err := herd.Connect(h.ctx, herd.ConnectOptions{Home: h.home, Env: homeEnv(h.home)})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -296,7 +296,7 @@ func (h *herdT) kill9() {
 // The PRD metric: any prompt submitted through the herd is reconstructable after the daemon is
 // killed with -9 in the middle of writes — what was asked, when it blocked, what came back.
 func TestPromptReconstructableAfterKill9MidWrites(t *testing.T) {
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	env := fakeEnv(t, "claude", true)
 	if _, err := h.c.Start(h.ctx, herd.StartParams{Engine: "claude", Name: "cl", Env: env}); err != nil {
 		t.Fatal(err)
