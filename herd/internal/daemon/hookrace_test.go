@@ -15,7 +15,8 @@ import (
 
 // The races between an engine's screen and its hooks (tasks_record.go): a hook is a process the
 // engine starts, so its report can arrive after the screen already changed, on a loaded machine
-// by seconds. The fake engine's --stop-delay and --take-delay stage those orders on purpose.
+// by seconds. The fake engine's --stop-delay and --take-delay stage those orders on purpose;
+// --stop-gate and --take-gate stage them by the test's steps, whatever the load.
 
 // startFake starts the fake Claude-style engine as member name with env and waits for idle.
 func startFake(t *testing.T, h *herdT, name string, env []string) {
