@@ -86,6 +86,7 @@ func (h *herdHome) client(ctx context.Context) *herd.Client {
 // reports the row blocked with it, both ledger tasks stay open, and an answer through the near
 // herd continues the same task on both sides to the engine's final message.
 func TestRemoteMemberBlockedOnPermission(t *testing.T) {
+	t.Parallel() // each herd has its own HOME and MOSH_HOME, given to the mosh processes it runs
 	far := newHerd(t)
 	gate := far.gatePromptHook()
 	far.must([]string{"FAKEENGINE_NOTIFY_AFTER=200ms"}, "herd", "start", "claude", "--name", "api")
@@ -259,6 +260,7 @@ func statusText(t *goa2a.Task) string {
 // question answered is not told from the next one by its id), and a second answer finishes
 // the one task on both sides.
 func TestRemoteMemberAsksAgainInTheSameTask(t *testing.T) {
+	t.Parallel() // each herd has its own HOME and MOSH_HOME, given to the mosh processes it runs
 	far := newHerd(t)
 	far.gatePromptHook() // the engine's hooks; no prompt here is held
 	far.must(nil, "herd", "start", "claude", "--name", "api")

@@ -28,6 +28,7 @@ func fanoutRows(t *testing.T, r result) map[string][2]string {
 // (a second `mosh herd serve` on loopback, token from MOSH_REMOTE_FAR_TOKEN) and a /run endpoint
 // served here, by a script that never asks which kind a member is.
 func TestFanoutMixed(t *testing.T) {
+	t.Parallel() // each herd has its own HOME and MOSH_HOME, given to the mosh processes it runs
 	a := newHerd(t)
 	b := newHerd(t)
 	b.startLocal("api")

@@ -14,6 +14,7 @@ import (
 // refuses the token, goes down mid-task, answers garbage, or answers too slowly. Each case ends
 // with the herd still answering (ps) and removes what it added.
 func TestFaults(t *testing.T) {
+	t.Parallel() // each herd has its own HOME and MOSH_HOME, given to the mosh processes it runs
 	a := newHerd(t)
 	// A healthy remote the whole time: the herd keeps serving it whatever the others do.
 	healthy := remotetest.NewRun(t, remotetest.Options{})

@@ -33,6 +33,7 @@ type remoteCase struct {
 // remote add → prompt --wait → read → tasks → task → ps → kill (cancels an open slow task, keeps
 // the member) → remote remove.
 func TestInterop(t *testing.T) {
+	t.Parallel() // each herd has its own HOME and MOSH_HOME, given to the mosh processes it runs
 	a := newHerd(t)
 
 	// (1) a second mosh herd, served over A2A on loopback, with a fake-engine member.

@@ -49,6 +49,10 @@
 // text stays in the box), as a loaded engine sometimes loses one.
 // --paste-delay D takes a pasted text D after it arrived, as a loaded engine
 // does: an Enter right behind it meets an empty box and is lost.
+// --stop-gate PATH and --take-gate PATH are the two delays above driven by a
+// test's steps instead of a clock: the Stop hook fires once PATH exists; a
+// prompt that says "hold" stays in the box, and the engine creates
+// PATH.held, until PATH exists.
 //
 // Esc while working interrupts (no hook fires, like the real engines).
 // Ctrl-C while working interrupts; at the prompt Ctrl-C or Ctrl-D exits.
@@ -124,6 +128,10 @@ type config struct {
 	// finishing its last turn); only a prompt that says "hold".
 	stopDelay time.Duration
 	takeDelay time.Duration
+	// stopGate, takeGate: stopDelay and takeDelay ended by a file a test creates (a step), not
+	// by a clock (--stop-gate, --take-gate).
+	stopGate string
+	takeGate string
 	// escTwice: OpenCode's Esc. The first press while working only arms
 	// ("esc again to interrupt", 5 s); a second press interrupts. Escapes
 	// read in one read count as one press.
@@ -169,6 +177,8 @@ func parseFlags(args []string) (config, error) {
 	durationFlag(fs, &c.menuDeaf, "menu-deaf", 0, "how long keys are ignored after a dialog is drawn")
 	durationFlag(fs, &c.stopDelay, "stop-delay", 0, "how long after the turn's done is drawn the Stop hook fires")
 	durationFlag(fs, &c.takeDelay, "take-delay", 0, "how long a submitted prompt that says hold sits in the input box before its turn starts")
+	fs.StringVar(&c.stopGate, "stop-gate", os.Getenv("FAKEENGINE_STOP_GATE"), "the Stop hook fires once this file exists, not after --stop-delay (env FAKEENGINE_STOP_GATE)")
+	fs.StringVar(&c.takeGate, "take-gate", os.Getenv("FAKEENGINE_TAKE_GATE"), "a prompt that says hold is taken once this file exists, not after --take-delay; FILE.held says it waits (env FAKEENGINE_TAKE_GATE)")
 	fs.BoolVar(&c.escTwice, "esc-twice", os.Getenv("FAKEENGINE_ESC_TWICE") == "1", "OpenCode's Esc: a second press interrupts; Escapes in one read are one press")
 	durationFlag(fs, &c.pasteDelay, "paste-delay", 0, "how long after it arrived a pasted text reaches the input box")
 	durationFlag(fs, &c.start, "start", 0, "how long the engine draws its start-up before it takes a prompt")
@@ -583,18 +593,24 @@ func (e *engine) onKey(key string) {
 					return
 				}
 				text := string(e.input)
-				if e.cfg.takeDelay > 0 && strings.Contains(text, "hold") {
-					// --take-delay: the text stays in the box, the old done line above it.
+				if (e.cfg.takeDelay > 0 || e.cfg.takeGate != "") && strings.Contains(text, "hold") {
+					// --take-delay, --take-gate: the text stays in the box, the old done line above it.
 					e.taking = true
-					time.AfterFunc(e.cfg.takeDelay, func() {
-						e.events <- func() {
-							e.taking = false
-							if !e.quit {
-								e.input = nil
-								e.submit(text)
-							}
+					take := func() {
+						e.taking = false
+						if !e.quit {
+							e.input = nil
+							e.submit(text)
 						}
-					})
+					}
+					if e.cfg.takeGate != "" {
+						if err := os.WriteFile(e.cfg.takeGate+".held", nil, 0o600); err != nil {
+							fmt.Fprintln(os.Stderr, "fakeengine:", err)
+						}
+						e.whenExists(e.cfg.takeGate, take)
+					} else {
+						time.AfterFunc(e.cfg.takeDelay, func() { e.events <- take })
+					}
 					return
 				}
 				e.input = nil
@@ -849,6 +865,20 @@ func wrap(s string, width int, indent string) []string {
 }
 
 // after runs f on the loop after d unless the turn changed meanwhile.
+// whenExists runs f on the event loop once the file path exists (a test's step: --stop-gate,
+// --take-gate); it looks every 10 ms.
+func (e *engine) whenExists(path string, f func()) {
+	go func() {
+		for {
+			if _, err := os.Stat(path); err == nil {
+				e.events <- f
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+}
+
 func (e *engine) after(d time.Duration, id int, f func()) {
 	time.AfterFunc(d, func() {
 		e.events <- func() {
@@ -1054,15 +1084,18 @@ func (e *engine) finish(reply string) {
 	e.stopWorking(modeIdle)
 	stop := map[string]any{"stop_hook_active": false, "last_assistant_message": reply,
 		"background_tasks": []any{}, "session_crons": []any{}}
-	if e.cfg.stopDelay > 0 {
-		// --stop-delay: the done screen first, the Stop hook's report later.
-		defer time.AfterFunc(e.cfg.stopDelay, func() {
-			e.events <- func() {
-				if !e.quit {
-					e.fire("Stop", stop)
-				}
+	if e.cfg.stopDelay > 0 || e.cfg.stopGate != "" {
+		// --stop-delay, --stop-gate: the done screen first, the Stop hook's report later.
+		fire := func() {
+			if !e.quit {
+				e.fire("Stop", stop)
 			}
-		})
+		}
+		if e.cfg.stopGate != "" {
+			defer e.whenExists(e.cfg.stopGate, fire)
+		} else {
+			defer time.AfterFunc(e.cfg.stopDelay, func() { e.events <- fire })
+		}
 	} else {
 		e.fire("Stop", stop)
 	}

@@ -15,9 +15,7 @@ import (
 //   - list_agents at 50 members against Client.List.
 
 func benchEnv(b *testing.B) (*env, string) {
-	b.Setenv("FAKEENGINE_TURN", "0s")
-	e := newEnv(b, `{"maxParallelAgents": 1000}`)
-	b.Setenv("FAKEENGINE_TURN", "0s")
+	e := newEnv(b, `{"maxParallelAgents": 1000}`, "FAKEENGINE_TURN=0s")
 	return e, e.repo()
 }
 

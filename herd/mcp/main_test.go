@@ -35,6 +35,7 @@ const safety = 60 * time.Second
 type env struct {
 	t    testing.TB
 	home string
+	env  []string // the environment of the daemon, the MCP server and its members, and git
 	ctx  context.Context
 	c    *herd.Client // the test's own client
 	s    *Server
@@ -45,25 +46,37 @@ type env struct {
 
 // newEnv starts a daemon in a fresh MOSH_HOME, the MCP server over it, and the SDK's client on an
 // in-memory transport. "claude" on PATH is the fake engine. cfg, when not empty, is written as
-// $MOSH_HOME/mcp/config.json first.
-func newEnv(t testing.TB, cfg string) *env {
+// $MOSH_HOME/mcp/config.json first. extra (KEY=value) goes into the environment the daemon, the
+// server and the members take. A test (not a benchmark) runs in parallel with the others: the
+// environment goes through herd.Options.Env, never this process's.
+func newEnv(t testing.TB, cfg string, extra ...string) *env {
 	t.Helper()
+	if pt, ok := t.(*testing.T); ok {
+		pt.Parallel()
+	}
 	// Paths the envelope mentions must not hold the fake engine's trigger words (t.TempDir has
 	// the test's name in it): MkdirTemp with a neutral pattern.
 	home, err := os.MkdirTemp("", "mosh")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("HOME", home)
-	t.Setenv("MOSH_HOME", home)
 	// "claude" on PATH is the fake engine; the daemon and its members take this environment.
-	for _, kv := range fake.AsClaude(t, filepath.Join(home, "bin"), "120s") {
+	set := map[string]string{"HOME": home, "MOSH_HOME": home, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+		"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
+	for _, kv := range append(fake.AsClaude(t, filepath.Join(home, "bin"), "120s"), extra...) {
 		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
+		set[k] = v
 	}
-	for k, v := range map[string]string{"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
-		"GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"} {
-		t.Setenv(k, v)
+	var environ []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, mine := set[k]; mine || k == "MOSH_HERD_NAME" || k == "MOSH_HERD_DIR" || k == herd.EnvNonce || k == "CLAUDE_CONFIG_DIR" || k == "PI_CODING_AGENT_DIR" {
+			continue
+		}
+		environ = append(environ, kv)
+	}
+	for k, v := range set {
+		environ = append(environ, k+"="+v)
 	}
 	if cfg != "" {
 		if err := os.MkdirAll(filepath.Join(home, "mcp"), 0o700); err != nil {
@@ -74,13 +87,13 @@ func newEnv(t testing.TB, cfg string) *env {
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*safety)
-	e := &env{t: t, home: home, ctx: ctx}
-	e.c, err = herd.Connect(ctx, herd.ConnectOptions{Home: home})
+	e := &env{t: t, home: home, ctx: ctx, env: environ}
+	e.c, err = herd.Connect(ctx, herd.ConnectOptions{Home: home, Env: environ})
 	if err != nil {
 		cancel()
 		t.Fatal(err)
 	}
-	sc, err := herd.Connect(ctx, herd.ConnectOptions{Home: home, NoStart: true})
+	sc, err := herd.Connect(ctx, herd.ConnectOptions{Home: home, NoStart: true, Env: environ})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,6 +130,17 @@ func newEnv(t testing.TB, cfg string) *env {
 		os.RemoveAll(home)
 	})
 	return e
+}
+
+// getenv reads the test's environment (e.env), as the server does through its client.
+func (e *env) getenv(k string) string {
+	v := ""
+	for _, kv := range e.env {
+		if key, val, _ := strings.Cut(kv, "="); key == k {
+			v = val
+		}
+	}
+	return v
 }
 
 func (e *env) loadSchema() {
@@ -232,7 +256,9 @@ func (e *env) repo() string {
 
 func (e *env) git(dir string, args ...string) string {
 	e.t.Helper()
-	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
+	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = e.env
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		e.t.Fatalf("git %v: %v\n%s", args, err, out)
 	}

@@ -109,7 +109,7 @@ func TestReadAgentTranscriptAndNoTranscript(t *testing.T) {
 	if msg := e.fails("read_agent", map[string]any{"target": res.TaskID}); !strings.HasPrefix(msg, "herd_read_agent: NO_TRANSCRIPT") {
 		t.Fatalf("no session file yet: %s", msg)
 	}
-	dir, _ := transcriptDir("claude", res.Cwd)
+	dir, _ := transcriptDir(e.getenv, "claude", res.Cwd)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -179,10 +179,10 @@ func TestParsePiTranscript(t *testing.T) {
 	if turns[0].Text != "fix it" || turns[1].Text != "ok" || turns[1].ToolCalls[0] != (ToolCall{Name: "bash", Detail: "go test ./..."}) || turns[2].Role != "tool" || turns[2].ToolName != "bash" || turns[2].Text != "PASS" {
 		t.Fatalf("%+v", turns)
 	}
-	if d, f := transcriptDir("pi", "/home/u/code/api"); f != "pi" || filepath.Base(d) != "--home-u-code-api--" {
+	if d, f := transcriptDir(os.Getenv, "pi", "/home/u/code/api"); f != "pi" || filepath.Base(d) != "--home-u-code-api--" {
 		t.Fatalf("pi dir %s", d)
 	}
-	if d, _ := transcriptDir("claude", "/home/u/my.repo"); filepath.Base(d) != "-home-u-my-repo" {
+	if d, _ := transcriptDir(os.Getenv, "claude", "/home/u/my.repo"); filepath.Base(d) != "-home-u-my-repo" {
 		t.Fatalf("claude dir %s", d)
 	}
 }
@@ -318,13 +318,12 @@ func TestRecordsSurviveRestartAndRetention(t *testing.T) {
 // An agent that shows a dialog before its task (Codex's hook-trust menu) is returned blocked with
 // nothing typed; once the host answers, the envelope is typed and the task runs to completion.
 func TestBootDialogThenEnvelope(t *testing.T) {
-	e := newEnv(t, "")
+	e := newEnv(t, "", "FAKEENGINE_HOOK_TRUST=1")
 	bin := filepath.Join(e.home, "bin")
 	script := "#!/bin/sh\nexec '" + fake.Path() + "' --style codex\n"
 	if err := os.WriteFile(filepath.Join(bin, "codex"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("FAKEENGINE_HOOK_TRUST", "1")
 	repo := e.repo()
 	var res AgentResult
 	e.ok("spawn_agent", map[string]any{"prompt": "Say hi from codex", "kind": "codex", "cwd": repo, "timeout_ms": 60000}, "AgentResult", &res)
@@ -348,8 +347,7 @@ func TestBootDialogThenEnvelope(t *testing.T) {
 // A message to a working owned agent waits in the member's queue; with wait it returns when that
 // queued turn (not the running one) ends.
 func TestMessageQueuedBehindARunningTurn(t *testing.T) {
-	e := newEnv(t, "")
-	t.Setenv("FAKEENGINE_SLOW", "2s")
+	e := newEnv(t, "", "FAKEENGINE_SLOW=2s")
 	repo := e.repo()
 	var res AgentResult
 	e.ok("spawn_agent", map[string]any{"prompt": "slow first", "kind": "claude", "cwd": repo, "wait": false}, "AgentResult", &res)

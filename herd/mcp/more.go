@@ -247,7 +247,7 @@ func (s *Server) closeAgent(ctx context.Context, in closeIn) (any, string, error
 		case wt.Removed:
 			notes = append(notes, "worktree already removed")
 		default:
-			if st, err := git(ctx, wt.Path, "status", "--porcelain"); err == nil && strings.TrimSpace(st) != "" && !force {
+			if st, err := git(ctx, s.environ, wt.Path, "status", "--porcelain"); err == nil && strings.TrimSpace(st) != "" && !force {
 				return nil, "", fmt.Errorf("the worktree %s has uncommitted changes (%d paths): nothing was closed; get_agent_result shows the diff, "+
 					"commit or copy what you need, or pass force:true to discard them", wt.Path, len(lines(st)))
 			}
@@ -255,7 +255,7 @@ func (s *Server) closeAgent(ctx context.Context, in closeIn) (any, string, error
 			if force {
 				args = []string{"worktree", "remove", "--force", wt.Path}
 			}
-			if _, err := git(ctx, wt.Repo, args...); err != nil {
+			if _, err := git(ctx, s.environ, wt.Repo, args...); err != nil {
 				return nil, "", fmt.Errorf("removing the worktree: %v", err)
 			}
 			wt.Removed = true
@@ -365,7 +365,7 @@ func (s *Server) doctor(ctx context.Context, _ doctorIn) (any, string, error) {
 		}
 		bin := ""
 		for _, b := range eng.Binaries {
-			if p, err := exec.LookPath(b); err == nil {
+			if p, err := herd.LookPath(b, s.cwd, s.environ); err == nil { // the caller's PATH, as the daemon starts it
 				bin = p
 				break
 			}

@@ -178,7 +178,7 @@ func (s *Server) harvest(ctx context.Context, r *record) *AgentResult {
 
 	// diff
 	if r.BaselineHead != "" && (r.Worktree == nil || !r.Worktree.Removed) {
-		res.Diff = gitDiff(ctx, r.WorkDir, r.BaselineHead, filepath.Join(r.ArtifactDir, "diff.patch"), s.cfg.MaxDiffBytes)
+		res.Diff = gitDiff(ctx, s.environ, r.WorkDir, r.BaselineHead, filepath.Join(r.ArtifactDir, "diff.patch"), s.cfg.MaxDiffBytes)
 		res.Diff.DirtyAtStart = nonNil(r.DirtyAtStart)
 		res.Files = append(append([]string{}, res.Diff.Files...), res.Diff.Untracked...)
 	}
@@ -194,7 +194,7 @@ func (s *Server) harvest(ctx context.Context, r *record) *AgentResult {
 	ip := filepath.Join(r.ArtifactDir, inboxFile)
 	res.Inbox = &InboxInfo{Path: ip, Pending: pendingInbox(ip, r.InboxOffset)}
 
-	res.SessionPath = findTranscript(r.Kind, r.WorkDir, r.CreatedMs)
+	res.SessionPath = findTranscript(s.getenv, r.Kind, r.WorkDir, r.CreatedMs)
 
 	// record bookkeeping
 	now := time.Now().UnixMilli()
@@ -392,25 +392,26 @@ func parseResultMD(s string) (map[string]string, string) {
 
 // gitDiff reads the work left since base in dir: tracked changes (stat, files, patch), untracked
 // files (added to the patch as new files); the patch is written to patchPath, both capped at max.
-func gitDiff(ctx context.Context, dir, base, patchPath string, max int) *DiffInfo {
+func gitDiff(ctx context.Context, env []string, dir, base, patchPath string, max int) *DiffInfo {
 	d := &DiffInfo{BaselineHead: base, PatchPath: patchPath, Files: []string{}, Untracked: []string{}}
-	stat, err := git(ctx, dir, "diff", "--stat", base)
+	stat, err := git(ctx, env, dir, "diff", "--stat", base)
 	if err != nil {
 		d.Error = err.Error()
 		return d
 	}
 	d.Stat = strings.TrimRight(stat, "\n")
-	if names, err := git(ctx, dir, "diff", "--name-only", base); err == nil {
+	if names, err := git(ctx, env, dir, "diff", "--name-only", base); err == nil {
 		d.Files = lines(names)
 	}
-	if un, err := git(ctx, dir, "ls-files", "--others", "--exclude-standard"); err == nil {
+	if un, err := git(ctx, env, dir, "ls-files", "--others", "--exclude-standard"); err == nil {
 		d.Untracked = lines(un)
 	}
-	patch, _ := git(ctx, dir, "diff", "--binary", base)
+	patch, _ := git(ctx, env, dir, "diff", "--binary", base)
 	var buf bytes.Buffer
 	buf.WriteString(patch)
 	for _, f := range d.Untracked {
 		cmd := exec.CommandContext(ctx, "git", "-C", dir, "diff", "--binary", "--no-index", "--", "/dev/null", f)
+		cmd.Env = env
 		out, _ := cmd.Output() // exit 1 = differences
 		buf.Write(out)
 	}
@@ -430,9 +431,10 @@ func gitDiff(ctx context.Context, dir, base, patchPath string, max int) *DiffInf
 	return d
 }
 
-func git(ctx context.Context, dir string, args ...string) (string, error) {
+// git runs git in dir with env (the client's environment, Server.environ).
+func git(ctx context.Context, env []string, dir string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C")
+	cmd.Env = append(append([]string(nil), env...), "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

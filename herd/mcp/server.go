@@ -49,8 +49,12 @@ type Server struct {
 	store  *store
 	cfg    Config
 	cfgErr []string
-	srv    *sdk.Server
-	slots  *slots
+	// getenv and environ are the client's environment (herd.Options): HOME and the engines'
+	// config directories for transcripts, and git's environment.
+	getenv  func(string) string
+	environ []string
+	srv     *sdk.Server
+	slots   *slots
 
 	ctx    context.Context // ends watchers on Close
 	cancel context.CancelFunc
@@ -85,8 +89,15 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The client's environment is the caller's (a test gives its own in herd.Options.Env): git and
+	// the engines' transcript directories are read from it, not from this process's.
+	copts := opts.Client.Options()
+	environ := copts.Env
+	if environ == nil {
+		environ = os.Environ()
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{c: opts.Client, home: home, prefix: prefix, cwd: cwd, ver: opts.Version, store: st, cfg: cfg, cfgErr: problems,
+	s := &Server{c: opts.Client, getenv: copts.Getenv, environ: environ, home: home, prefix: prefix, cwd: cwd, ver: opts.Version, store: st, cfg: cfg, cfgErr: problems,
 		slots: newSlots(cfg.MaxParallelAgents, cfg.MaxQueuedAgents), ctx: ctx, cancel: cancel}
 	st.prune(cfg.Retention)
 	ver := opts.Version

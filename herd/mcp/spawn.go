@@ -260,9 +260,9 @@ func (s *Server) spawn(ctx context.Context, in spawnIn) (any, string, error) {
 			return fail(err)
 		}
 	}
-	if head, err := git(ctx, r.WorkDir, "rev-parse", "HEAD"); err == nil {
+	if head, err := git(ctx, s.environ, r.WorkDir, "rev-parse", "HEAD"); err == nil {
 		r.BaselineHead = strings.TrimSpace(head)
-		if st, err := git(ctx, r.WorkDir, "status", "--porcelain"); err == nil {
+		if st, err := git(ctx, s.environ, r.WorkDir, "status", "--porcelain"); err == nil {
 			for _, l := range lines(st) {
 				if len(l) > 3 {
 					r.DirtyAtStart = append(r.DirtyAtStart, strings.TrimSpace(l[2:]))
@@ -427,18 +427,18 @@ func (s *Server) watch(r *record) {
 // makeWorktree creates the isolated worktree: $MOSH_HOME/mcp/worktrees/<repo>-<taskId> on branch
 // <branchPrefix>/<taskId> from HEAD; the agent runs in the same subdirectory of it as cwd.
 func (s *Server) makeWorktree(ctx context.Context, r *record) error {
-	top, err := git(ctx, r.Cwd, "rev-parse", "--show-toplevel")
+	top, err := git(ctx, s.environ, r.Cwd, "rev-parse", "--show-toplevel")
 	if err != nil {
 		return fmt.Errorf("isolated needs cwd inside a git repository: %v", err)
 	}
 	top = strings.TrimSpace(top)
-	head, err := git(ctx, top, "rev-parse", "HEAD")
+	head, err := git(ctx, s.environ, top, "rev-parse", "HEAD")
 	if err != nil {
 		return fmt.Errorf("isolated needs a repository with at least one commit (%v): commit first, or spawn without isolated", err)
 	}
 	branch := s.cfg.BranchPrefix + "/" + r.ID
 	path := filepath.Join(s.store.dir, "worktrees", filepath.Base(top)+"-"+r.ID)
-	if _, err := git(ctx, top, "worktree", "add", "-b", branch, path, strings.TrimSpace(head)); err != nil {
+	if _, err := git(ctx, s.environ, top, "worktree", "add", "-b", branch, path, strings.TrimSpace(head)); err != nil {
 		return err
 	}
 	r.Worktree = &Worktree{Path: path, Branch: branch, Repo: top, Base: strings.TrimSpace(head)}

@@ -20,11 +20,11 @@ import (
 // The newest file written since the agent started is the agent's.
 
 // transcriptDir is where kind keeps the session files of dir ("" when kind keeps none we read).
-func transcriptDir(kind, dir string) (string, string) {
-	home, _ := os.UserHomeDir()
+func transcriptDir(getenv func(string) string, kind, dir string) (string, string) {
+	home := getenv("HOME")
 	switch kind {
 	case "claude":
-		base := os.Getenv("CLAUDE_CONFIG_DIR")
+		base := getenv("CLAUDE_CONFIG_DIR")
 		if base == "" {
 			base = filepath.Join(home, ".claude")
 		}
@@ -38,7 +38,7 @@ func transcriptDir(kind, dir string) (string, string) {
 		}
 		return filepath.Join(base, "projects", b.String()), "claude"
 	case "pi":
-		base := os.Getenv("PI_CODING_AGENT_DIR")
+		base := getenv("PI_CODING_AGENT_DIR")
 		if base == "" {
 			base = filepath.Join(home, ".pi", "agent")
 		}
@@ -50,8 +50,8 @@ func transcriptDir(kind, dir string) (string, string) {
 
 // findTranscript is the newest session file of kind in dir modified since startedMs (a 5 s slack
 // for clocks and file-system time resolution), "" when there is none.
-func findTranscript(kind, dir string, startedMs int64) string {
-	d, _ := transcriptDir(kind, dir)
+func findTranscript(getenv func(string) string, kind, dir string, startedMs int64) string {
+	d, _ := transcriptDir(getenv, kind, dir)
 	if d == "" || startedMs == 0 {
 		return ""
 	}
@@ -146,11 +146,11 @@ func (s *Server) readAgent(ctx context.Context, in readIn) (any, string, error) 
 		return nil, "", fmt.Errorf("%s was not spawned by this adapter: read_agent reads owned tasks' transcripts; get_agent_result observes other agents", t.name)
 	}
 	r := t.rec
-	path := findTranscript(r.Kind, r.WorkDir, r.CreatedMs)
+	path := findTranscript(s.getenv, r.Kind, r.WorkDir, r.CreatedMs)
 	if path == "" {
 		why := r.Error
 		if why == "" {
-			d, _ := transcriptDir(r.Kind, r.WorkDir)
+			d, _ := transcriptDir(s.getenv, r.Kind, r.WorkDir)
 			if d == "" {
 				why = fmt.Sprintf("kind %s keeps no session transcript this adapter reads (Claude Code and pi do); get_agent_result has the final message and the screen", r.Kind)
 			} else {
@@ -159,7 +159,7 @@ func (s *Server) readAgent(ctx context.Context, in readIn) (any, string, error) 
 		}
 		return nil, "", fmt.Errorf("NO_TRANSCRIPT: task %s (%s): %s", r.ID, r.Name, why)
 	}
-	_, format := transcriptDir(r.Kind, r.WorkDir)
+	_, format := transcriptDir(s.getenv, r.Kind, r.WorkDir)
 	turns, err := parseTranscript(path, format)
 	if err != nil {
 		return nil, "", fmt.Errorf("reading %s: %v", path, err)

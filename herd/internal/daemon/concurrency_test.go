@@ -14,7 +14,7 @@ import (
 // once, in order, with each member's full history.
 func TestFiftyClientsLoseNoEvent(t *testing.T) {
 	const clients, rounds = 50, 3
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	watch, err := h.c.Subscribe(h.ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -28,7 +28,7 @@ func TestFiftyClientsLoseNoEvent(t *testing.T) {
 		wg.Add(1)
 		go func(name string) {
 			defer wg.Done()
-			c, err := herd.Connect(h.ctx, herd.ConnectOptions{Home: h.home})
+			c, err := herd.Connect(h.ctx, herd.ConnectOptions{Home: h.home, Env: homeEnv(h.home)})
 			if err != nil {
 				t.Error(err)
 				return

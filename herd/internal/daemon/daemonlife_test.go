@@ -46,12 +46,28 @@ func holdLockMain() int {
 // MOSH_HOME at it; the daemon it gets is stopped at the end.
 func newHome(t *testing.T) string {
 	t.Helper()
+	home := makeHome(t)
+	t.Setenv("HOME", home)
+	t.Setenv("MOSH_HOME", home)
+	return home
+}
+
+// newParallelHome is newHome for a test that runs in parallel with the others (it calls
+// t.Parallel): the process environment is left alone, and every client the test makes carries
+// homeEnv(home) in its Options.Env.
+func newParallelHome(t *testing.T) string {
+	t.Helper()
+	t.Parallel()
+	return makeHome(t)
+}
+
+// makeHome makes a private MOSH_HOME whose daemon is stopped at the end.
+func makeHome(t *testing.T) string {
+	t.Helper()
 	home, err := os.MkdirTemp("", "mosh")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("HOME", home)
-	t.Setenv("MOSH_HOME", home)
 	t.Cleanup(func() {
 		stopDaemon(home)
 		if t.Failed() {
@@ -68,7 +84,7 @@ func newHome(t *testing.T) string {
 // verb starts a fresh daemon; a client that arrives while a daemon is stopping waits for it.
 // Fifty restarts in a row, half of them with the next Connect racing the stop.
 func TestDaemonRestartLoop(t *testing.T) {
-	home := newHome(t)
+	home := newParallelHome(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*testTimeout)
 	defer cancel()
 	sock := herd.SocketPath(home)
@@ -78,7 +94,7 @@ func TestDaemonRestartLoop(t *testing.T) {
 		c := raced
 		if c == nil {
 			var err error
-			if c, err = herd.Connect(ctx, herd.ConnectOptions{Home: home}); err != nil {
+			if c, err = herd.Connect(ctx, herd.ConnectOptions{Home: home, Env: homeEnv(home)}); err != nil {
 				t.Fatalf("restart %d: connect: %v", i, err)
 			}
 		}
@@ -127,7 +143,7 @@ func TestDaemonRestartLoop(t *testing.T) {
 			if err != nil {
 				t.Fatalf("restart %d: stop: %v", i, err)
 			}
-			if raced, err = herd.Connect(ctx, herd.ConnectOptions{Home: home}); err != nil {
+			if raced, err = herd.Connect(ctx, herd.ConnectOptions{Home: home, Env: homeEnv(home)}); err != nil {
 				t.Fatalf("restart %d: connect while the daemon stops: %v", i, err)
 			}
 		}
@@ -235,18 +251,18 @@ func TestRemovedSocketIsRecreated(t *testing.T) {
 // connect, doctor, `daemon stop` — instead of "not running" or "another daemon already
 // serves"; `daemon stop --yes` ends it and returns once it is gone.
 func TestOrphanedDaemonIsNamed(t *testing.T) {
-	home := newHome(t)
+	home := newParallelHome(t)
 	if err := os.MkdirAll(herd.HerdDir(home), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	// The orphan never answers: do not wait the full bound.
-	opts := herd.Options{Home: home, WaitServing: 200 * time.Millisecond}
+	opts := herd.Options{Home: home, Env: homeEnv(home), WaitServing: 200 * time.Millisecond}
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), holdLockEnv+"="+herd.HerdDir(home))
+	cmd.Env = append(homeEnv(home), holdLockEnv+"="+herd.HerdDir(home))
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -270,7 +286,7 @@ func TestOrphanedDaemonIsNamed(t *testing.T) {
 	defer cancel()
 
 	for _, noStart := range []bool{true, false} {
-		_, err = herd.Connect(ctx, herd.Options{Home: home, NoStart: noStart, WaitServing: opts.WaitServing})
+		_, err = herd.Connect(ctx, herd.Options{Home: home, Env: opts.Env, NoStart: noStart, WaitServing: opts.WaitServing})
 		var od *herd.OrphanedDaemonError
 		if !errors.As(err, &od) || od.Pid != pid || exitcode.Of(err) != exitcode.Infra {
 			t.Fatalf("connect (noStart %v) to an orphaned daemon: %v", noStart, err)

@@ -47,6 +47,7 @@ func TestKillReturnsMemory(t *testing.T) {
 
 // Removals that keep coming (a kill every 50 ms) do not postpone the release for ever.
 func TestReleaseNotPostponedForEver(t *testing.T) {
+	t.Parallel() // a daemon value of its own; nothing process-wide
 	d := &daemon{logger: log.New(io.Discard, "", 0)}
 	deadline := time.Now().Add(testTimeout)
 	for {

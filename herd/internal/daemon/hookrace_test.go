@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mosh-dev/mosh/herd"
 	"github.com/mosh-dev/mosh/herd/state"
@@ -14,7 +15,8 @@ import (
 
 // The races between an engine's screen and its hooks (tasks_record.go): a hook is a process the
 // engine starts, so its report can arrive after the screen already changed, on a loaded machine
-// by seconds. The fake engine's --stop-delay and --take-delay stage those orders on purpose.
+// by seconds. The fake engine's --stop-delay and --take-delay stage those orders on purpose;
+// --stop-gate and --take-gate stage them by the test's steps, whatever the load.
 
 // startFake starts the fake Claude-style engine as member name with env and waits for idle.
 func startFake(t *testing.T, h *herdT, name string, env []string) {
@@ -155,12 +157,14 @@ func TestNoDoneHookEndsOnTheScreenAfterTheGrace(t *testing.T) {
 
 // The previous turn's Stop comes after its grace (the task already ended on the screen) and
 // after the next prompt was typed, before the engine took that one up: it is the previous task's
-// answer, not the new task's end (the old daemon ended the new task with the old answer).
+// answer, not the new task's end (the old daemon ended the new task with the old answer). The
+// test drives the fake engine by steps: the Stop waits for its gate, the second prompt waits in
+// the box for its own, so the order holds however loaded the machine.
 func TestLateStopOfThePreviousTurnIsItsAnswer(t *testing.T) {
-	// Stop comes 2 s after the screen's done, the grace is 1 s, and the next prompt waits 10 s in
-	// the box: the late Stop lands between them unless a hook process lags 8 s.
-	h := newHerdWith(t, graceFile(1000))
-	startFake(t, h, "ls", append(fakeEnv(t, "claude", true), "FAKEENGINE_STOP_DELAY=2s", "FAKEENGINE_TAKE_DELAY=10s"))
+	h := newParallelHerdWith(t, graceFile(500))
+	gates := t.TempDir()
+	stopGate, takeGate := filepath.Join(gates, "stop"), filepath.Join(gates, "take")
+	startFake(t, h, "ls", append(fakeEnv(t, "claude", true), "FAKEENGINE_STOP_GATE="+stopGate, "FAKEENGINE_TAKE_GATE="+takeGate))
 	sub, err := h.c.Subscribe(h.ctx, "ls")
 	if err != nil {
 		t.Fatal(err)
@@ -174,6 +178,17 @@ func TestLateStopOfThePreviousTurnIsItsAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The second prompt is typed and held in the box: now the first turn's Stop comes.
+	awaitFile(t, h, takeGate+".held")
+	openGate(t, stopGate)
+	again := awaitTask(t, h, first.ID, func(task *herd.Task) bool { return task.Artifact != nil && task.Artifact.Source == "hook" })
+	if again.Artifact.Text != "one" {
+		t.Fatalf("the first task's late Stop did not become its answer: %+v", again.Artifact)
+	}
+	if now, err := h.c.Task(h.ctx, pr.Task); err != nil || !now.Open {
+		t.Fatalf("the first turn's late Stop ended the second task: %+v %v", now, err)
+	}
+	openGate(t, takeGate)
 	second := awaitTaskEnd(t, h, sub, pr.Task)
 	if second.Artifact != nil && second.Artifact.Text == "one" {
 		t.Fatalf("the second task ended with the first turn's answer: %+v", second)
@@ -181,12 +196,51 @@ func TestLateStopOfThePreviousTurnIsItsAnswer(t *testing.T) {
 	if second.Artifact == nil || !strings.Contains(second.Artifact.Text, "two") {
 		t.Fatalf("the second task's answer: %+v", second.Artifact)
 	}
-	again, err := h.c.Task(h.ctx, first.ID)
-	if err != nil {
+}
+
+// openGate creates the file a fake engine's --stop-gate or --take-gate waits for.
+func openGate(t *testing.T, path string) {
+	t.Helper()
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if again.Artifact == nil || again.Artifact.Source != "hook" || again.Artifact.Text != "one" {
-		t.Fatalf("the first task's late Stop did not become its answer: %+v", again.Artifact)
+}
+
+// awaitFile waits until path exists (the fake engine's word that it holds a prompt).
+func awaitFile(t *testing.T, h *herdT, path string) {
+	t.Helper()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-h.ctx.Done():
+			t.Fatalf("%s never appeared: %v", path, h.ctx.Err())
+		}
+	}
+}
+
+// awaitTask reads task id until ok says it is as wanted, and returns it.
+func awaitTask(t *testing.T, h *herdT, id string, ok func(*herd.Task) bool) *herd.Task {
+	t.Helper()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		task, err := h.c.Task(h.ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok(task) {
+			return task
+		}
+		select {
+		case <-tick.C:
+		case <-h.ctx.Done():
+			t.Fatalf("task %s never became as wanted: %+v, artifact %+v", id, task, task.Artifact)
+		}
 	}
 }
 

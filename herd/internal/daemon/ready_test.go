@@ -61,7 +61,7 @@ func (h *herdT) promptAnswered(t *testing.T, name, text string) {
 func TestFreshMemberIsIdleOnlyWhenItTakesAPrompt(t *testing.T) {
 	for _, style := range []string{"claude", "codex"} {
 		t.Run(style, func(t *testing.T) {
-			h := newHerd(t)
+			h := newParallelHerd(t)
 			h.startFakeHooked(t, style, "fresh", "FAKEENGINE_START=3s")
 			h.promptAnswered(t, "fresh", "say first prompt")
 		})

@@ -47,7 +47,7 @@ func (h *herdT) task(id string) *herd.Task {
 
 func TestRemoteA2APromptWaitReadTasks(t *testing.T) {
 	srv := remotetest.NewA2A(t, remotetest.Options{Delay: 300 * time.Millisecond})
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	add := h.addRemote("api", srv.URL, herd.RemoteAddOptions{})
 	if !add.Probe.OK || len(add.Card) == 0 {
 		t.Fatalf("probe %+v, card %d bytes", add.Probe, len(add.Card))
@@ -98,7 +98,7 @@ func TestRemoteA2APromptWaitReadTasks(t *testing.T) {
 func TestRemoteWaitAcrossLocalAndRemote(t *testing.T) {
 	srv := remotetest.NewA2A(t, remotetest.Options{Delay: 400 * time.Millisecond})
 	run := remotetest.NewRun(t, remotetest.Options{Delay: 200 * time.Millisecond})
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	h.addRemote("far", srv.URL, herd.RemoteAddOptions{})
 	h.addRemote("fn", run.URL, herd.RemoteAddOptions{Kind: "run"})
 	// near answers and comes back to its prompt (a process that exits is gone, not done).
@@ -123,7 +123,7 @@ func TestRemoteWaitAcrossLocalAndRemote(t *testing.T) {
 
 func TestRemoteADKCardAndStatusMessageOutput(t *testing.T) {
 	srv := remotetest.NewADK(t, remotetest.Options{Delay: 200 * time.Millisecond})
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	h.addRemote("adk", srv.URL, herd.RemoteAddOptions{})
 	r, err := h.c.Prompt(h.ctx, "adk", "hello", herd.PromptOptions{Wait: true, Timeout: testTimeout})
 	if err != nil || r.State != herd.StateDone {
@@ -136,7 +136,7 @@ func TestRemoteADKCardAndStatusMessageOutput(t *testing.T) {
 
 func TestRemoteInputRequiredThenAnswer(t *testing.T) {
 	srv := remotetest.NewA2A(t, remotetest.Options{})
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	h.addRemote("ask", srv.URL, herd.RemoteAddOptions{})
 	r, err := h.c.Prompt(h.ctx, "ask", "book a flight fake-ask", herd.PromptOptions{Wait: true, Timeout: testTimeout})
 	if err != nil || r.State != herd.StateBlocked {
@@ -177,7 +177,7 @@ func TestRemoteAddRefusesADownRemoteUnlessForced(t *testing.T) {
 	srv := remotetest.NewA2A(t, remotetest.Options{})
 	url := srv.URL
 	srv.Close()
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	_, err := h.c.RemoteAdd(h.ctx, "gone", url, herd.RemoteAddOptions{})
 	wantCode(t, err, exitcode.Infra)
 	if !strings.Contains(err.Error(), "--force") {
@@ -194,7 +194,7 @@ func TestRemoteAddRefusesADownRemoteUnlessForced(t *testing.T) {
 
 func TestRemoteDownMidTaskFailsTheTaskAndTheHerdRuns(t *testing.T) {
 	srv := remotetest.NewA2A(t, remotetest.Options{Delay: time.Minute})
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	h.addRemote("flaky", srv.URL, herd.RemoteAddOptions{Timeout: 2 * time.Second})
 	p, err := h.c.Prompt(h.ctx, "flaky", "long job", herd.PromptOptions{})
 	if err != nil {
@@ -220,7 +220,7 @@ func TestRemoteDownMidTaskFailsTheTaskAndTheHerdRuns(t *testing.T) {
 
 func TestRemoteGarbageAnswerIsAClearError(t *testing.T) {
 	run := remotetest.NewRun(t, remotetest.Options{})
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	h.addRemote("junk", run.URL, herd.RemoteAddOptions{Kind: "run"})
 	run.SetGarbage(true)
 	p, err := h.c.Prompt(h.ctx, "junk", "hi", herd.PromptOptions{})
@@ -241,7 +241,7 @@ func TestRemoteGarbageAnswerIsAClearError(t *testing.T) {
 func TestRemoteKillCancelsButKeepsTheMember(t *testing.T) {
 	srv := remotetest.NewA2A(t, remotetest.Options{Delay: time.Minute})
 	run := remotetest.NewRun(t, remotetest.Options{Delay: time.Minute})
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	h.addRemote("slow", srv.URL, herd.RemoteAddOptions{})
 	h.addRemote("slowfn", run.URL, herd.RemoteAddOptions{Kind: "run"})
 	p1, err := h.c.Prompt(h.ctx, "slow", "take your time", herd.PromptOptions{})
@@ -281,7 +281,7 @@ func TestRemoteKillCancelsButKeepsTheMember(t *testing.T) {
 func TestRemoteTokenStaysInMemory(t *testing.T) {
 	const secret = "s3cret-token-value"
 	srv := remotetest.NewA2A(t, remotetest.Options{Token: secret})
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	_, err := h.c.RemoteAdd(h.ctx, "priv-1", srv.URL, herd.RemoteAddOptions{})
 	wantCode(t, err, exitcode.Usage)
 	if !strings.Contains(err.Error(), "MOSH_REMOTE_PRIV_1_TOKEN") {
@@ -317,7 +317,7 @@ func TestRemoteTokenStaysInMemory(t *testing.T) {
 
 func TestRemoteMembersSurviveADaemonRestart(t *testing.T) {
 	srv := remotetest.NewA2A(t, remotetest.Options{Delay: 1500 * time.Millisecond})
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	h.addRemote("keep", srv.URL, herd.RemoteAddOptions{Timeout: 5 * time.Second})
 	p, err := h.c.Prompt(h.ctx, "keep", "survive this", herd.PromptOptions{})
 	if err != nil {
@@ -325,7 +325,7 @@ func TestRemoteMembersSurviveADaemonRestart(t *testing.T) {
 	}
 	stopDaemon(h.home)
 	h.c.Close()
-	c, err := herd.Connect(h.ctx, herd.ConnectOptions{Home: h.home})
+	c, err := herd.Connect(h.ctx, herd.ConnectOptions{Home: h.home, Env: homeEnv(h.home)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,7 +345,7 @@ func TestRemoteMembersSurviveADaemonRestart(t *testing.T) {
 func TestRemoteFailedTaskEndsPromptWait(t *testing.T) {
 	srv := remotetest.NewA2A(t, remotetest.Options{})
 	run := remotetest.NewRun(t, remotetest.Options{})
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	h.addRemote("a", srv.URL, herd.RemoteAddOptions{})
 	h.addRemote("r", run.URL, herd.RemoteAddOptions{Kind: "run"})
 	run.SetGarbage(true)

@@ -167,9 +167,10 @@ func TestAnswerWaitsForTheMenu(t *testing.T) {
 }
 
 // A member a hook says is blocked whose screen never shows a question: the answer is not typed,
-// and the error says why (exit code 2).
+// and the error says why (exit code 2). The question never comes, so the answer's bound
+// (menuWaitMs, 5 s by default) is shortened: it ends the wait whatever its length.
 func TestAnswerRefusedWhenTheQuestionNeverAppears(t *testing.T) {
-	h := newParallelHerd(t)
+	h := newParallelHerdWith(t, map[string]string{"engines.json": `{"engines": [{"name": "claude", "menuWaitMs": 300}]}`})
 	env := fakeEnv(t, "claude", false)
 	if _, err := h.c.Start(h.ctx, herd.StartParams{Engine: "claude", Name: "nq", Env: env}); err != nil {
 		t.Fatal(err)

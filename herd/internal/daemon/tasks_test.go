@@ -286,7 +286,7 @@ func (h *herdT) kill9() {
 	if err := herd.WaitProcessGone(h.ctx, st.Pid, h.home); err != nil {
 		h.t.Fatal(err)
 	}
-	c, err := herd.Connect(h.ctx, herd.ConnectOptions{Home: h.home})
+	c, err := herd.Connect(h.ctx, herd.ConnectOptions{Home: h.home, Env: homeEnv(h.home)})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -296,7 +296,7 @@ func (h *herdT) kill9() {
 // The PRD metric: any prompt submitted through the herd is reconstructable after the daemon is
 // killed with -9 in the middle of writes — what was asked, when it blocked, what came back.
 func TestPromptReconstructableAfterKill9MidWrites(t *testing.T) {
-	h := newHerd(t)
+	h := newParallelHerd(t)
 	env := fakeEnv(t, "claude", true)
 	if _, err := h.c.Start(h.ctx, herd.StartParams{Engine: "claude", Name: "cl", Env: env}); err != nil {
 		t.Fatal(err)
@@ -496,28 +496,9 @@ func TestDatabaseDamagedUnderTheDaemon(t *testing.T) {
 
 // Retention and durability come from config.json; a bad value is named by doctor.
 func TestRetentionFromConfig(t *testing.T) {
-	home, err := os.MkdirTemp("", "mosh")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("HOME", home)
-	t.Setenv("MOSH_HOME", home)
-	if err := os.MkdirAll(herd.HerdDir(home), 0o700); err != nil {
-		t.Fatal(err)
-	}
 	cfg := `{"ledger": {"maxTasksPerMember": 2, "maxBytesPerMember": "1MiB", "durability": "fast"}}`
-	if err := os.WriteFile(filepath.Join(herd.HerdDir(home), ConfigFile), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*testTimeout)
-	defer cancel()
-	c, err := herd.Connect(ctx, herd.ConnectOptions{Home: home})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &herdT{t: t, home: home, c: c, ctx: ctx}
-	t.Cleanup(func() { stopDaemon(home); c.Close(); os.RemoveAll(home) })
-
+	h := newParallelHerdWith(t, map[string]string{ConfigFile: cfg})
+	c, ctx := h.c, h.ctx
 	h.run("ret", echoScript)
 	h.wait("ret", herd.StateIdle)
 	var ids []string
