@@ -24,11 +24,16 @@ func TestCIFuzzRunsEveryTarget(t *testing.T) {
 	_, list, ok := strings.Cut(string(script), "\nTARGETS=(\n")
 	list, _, ok2 := strings.Cut(list, "\n)\n")
 	if !ok || !ok2 {
-		t.Fatal(`.ci/fuzz has no TARGETS=( … ) list, one "./pkg FuzzName" per line`)
+		t.Fatal(`.ci/fuzz has no TARGETS=( … ) list, one "./pkg FuzzName COUNTx" per line`)
 	}
 	var listed []string
 	for _, line := range strings.Split(list, "\n") {
-		listed = append(listed, strings.Trim(strings.TrimSpace(line), `"`))
+		fields := strings.Fields(strings.Trim(strings.TrimSpace(line), `"`))
+		if len(fields) != 3 || !strings.HasSuffix(fields[2], "x") {
+			t.Errorf(".ci/fuzz TARGETS line %q: want \"./pkg FuzzName COUNTx\" (the inputs CI runs, a count)", line)
+			continue
+		}
+		listed = append(listed, fields[0]+" "+fields[1])
 	}
 
 	fuzzFunc := regexp.MustCompile(`(?m)^func (Fuzz\w*)\(\w+ \*testing\.F\)`)
