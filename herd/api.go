@@ -185,6 +185,8 @@ type Member struct {
 	Hook       *Reading `json:"hook,omitempty"`   // the live hook report, if any
 	// Queued is how many prompts wait in the member's queue (typed when it next reads idle/done).
 	Queued int `json:"queued,omitempty"`
+	// Question is what a blocked member asks (text and options), when it could be read.
+	Question *Question `json:"question,omitempty"`
 	// Remote members only (kind remote): how the member is reached, where it lives, and when the
 	// remote last answered (its state is its own claim, as fresh as ObservedMs).
 	Remote *RemoteInfo `json:"remote,omitempty"`
