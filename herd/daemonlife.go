@@ -1,7 +1,6 @@
 package herd
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,11 +11,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
-	"unsafe"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/mosh-dev/mosh/exitcode"
+	"github.com/mosh-dev/mosh/internal/platform"
 )
 
 // The daemon's own life, as clients see it:
@@ -25,10 +22,10 @@ import (
 //     "<pid> <phase>", phase starting | serving | stopping. The kernel drops the lock when the
 //     process dies, so "held" means "a daemon process exists", whatever the file says.
 //   - A client whose dial fails and that finds the lock held waits for that daemon, bounded and
-//     on events only: inotify on the socket's directory (the socket appears: it started, or it
-//     re-created a socket a temp cleaner removed) and a pidfd on its process (it exited: it was
-//     stopping). Only when neither happens in time does it report an orphaned daemon, naming
-//     the pid and the fix.
+//     on events only: a watch on the socket's directory (the socket appears: it started, or it
+//     re-created a socket a temp cleaner removed) and on its process's exit (it was stopping).
+//     Only when neither happens in time does it report an orphaned daemon, naming the pid and
+//     the fix.
 //   - daemon.stop returns the daemon's pid; Client.DaemonStop waits until that process is gone
 //     (lock released, database closed), so the next verb never meets the old daemon.
 //   - The daemon watches its socket's directory and re-creates the socket when it is removed.
@@ -176,190 +173,113 @@ func awaitDaemon(ctx context.Context, opts Options, sock string) (net.Conn, erro
 }
 
 // daemonWatch wakes when something is created or moved into the socket's directory under the
-// socket's name, or when the daemon process ends.
+// socket's name, when the directory itself goes, or when the daemon process ends.
 type daemonWatch struct {
-	ino    int // inotify fd
-	gone   int // pidfd of the daemon, or the read end of a pipe the lock waiter writes to; -1 if none
-	name   string
-	closed bool
-	stop   func()
+	dir  *platform.DirWatch
+	name string
+	gone <-chan struct{} // closed when the daemon process has ended
+	stop func()
 }
 
 func newDaemonWatch(sock string, pid int, lock string) (*daemonWatch, error) {
-	ino, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
-	if err != nil {
-		return nil, fmt.Errorf("inotify: %w", err)
-	}
-	w := &daemonWatch{ino: ino, gone: -1, name: filepath.Base(sock), stop: func() {}}
 	// The directory may be gone with the socket (a cleaner removed the whole fallback directory
 	// under the temp dir): make it, as a starting client would, so there is something to watch;
 	// the daemon re-creates its socket in it.
-	if err := EnsurePrivateDir(filepath.Dir(sock)); err != nil {
-		unix.Close(ino)
+	dir := filepath.Dir(sock)
+	if err := EnsurePrivateDir(dir); err != nil {
 		return nil, err
 	}
-	if _, err := unix.InotifyAddWatch(ino, filepath.Dir(sock), unix.IN_CREATE|unix.IN_MOVED_TO|unix.IN_DELETE_SELF|unix.IN_MOVE_SELF); err != nil {
-		unix.Close(ino)
-		return nil, fmt.Errorf("watch %s: %w", filepath.Dir(sock), err)
+	dw, err := platform.WatchDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("watch %s: %w", dir, err)
 	}
+	w := &daemonWatch{dir: dw, name: filepath.Base(sock)}
 	if pid > 0 && pid != os.Getpid() {
-		if fd, err := unix.PidfdOpen(pid, 0); err == nil {
-			w.gone = fd
-		} else if errors.Is(err, unix.ESRCH) {
-			w.gone = -2 // already gone: wait returns at once
+		if gone, stop, err := platform.WatchExit(pid); err == nil {
+			w.gone, w.stop = gone, stop
 		}
 	}
-	if w.gone == -1 {
-		// The daemon runs in this process (tests), or pidfds are unavailable: wait on the lock.
+	if w.gone == nil {
+		// The daemon runs in this process (tests), or its exit cannot be watched: wait on the lock.
 		w.gone, w.stop = lockWaiter(lock)
 	}
 	return w, nil
 }
 
-// lockWaiter returns the read end of a pipe that becomes readable once a shared lock on path can
-// be taken (the holder released it); stop abandons the wait. The waiting goroutine holds the
-// lock for an instant only.
-func lockWaiter(path string) (int, func()) {
-	var p [2]int
-	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
-		return -1, func() {}
-	}
+// lockWaiter returns a channel closed once a shared lock on path can be taken (the holder
+// released it); stop abandons the wait. The waiting goroutine holds the lock for an instant only.
+func lockWaiter(path string) (<-chan struct{}, func()) {
+	free := make(chan struct{})
 	f, err := os.Open(path)
 	if err != nil {
-		unix.Close(p[1])
-		return p[0], func() {} // readable at EOF: no lock file, nobody holds it
+		close(free) // no lock file: nobody holds it
+		return free, func() {}
 	}
 	// Abandoned, the goroutine still waits for the lock (flock cannot be interrupted), then lets
 	// it go at once and ends.
 	go func() {
 		defer f.Close()
-		defer unix.Close(p[1])
 		if syscall.Flock(int(f.Fd()), syscall.LOCK_SH) == nil {
 			_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		}
+		close(free)
 	}()
-	return p[0], func() {}
+	return free, func() {}
 }
 
 // wait returns nil when the socket's name appeared, the directory changed, or the daemon ended;
 // an error when ctx ended first.
 func (w *daemonWatch) wait(ctx context.Context) error {
-	if w.gone == -2 {
-		return nil
-	}
-	fds := []unix.PollFd{{Fd: int32(w.ino), Events: unix.POLLIN}}
-	if w.gone >= 0 {
-		fds = append(fds, unix.PollFd{Fd: int32(w.gone), Events: unix.POLLIN})
-	}
-	return pollCtx(ctx, fds, func(fds []unix.PollFd) bool {
-		return (len(fds) > 1 && fds[1].Revents != 0) || (fds[0].Revents != 0 && w.drain())
-	})
-}
-
-// pollCtx polls fds until done says their events end the wait (nil) or ctx ends (ctx.Err()).
-// A pipe that ctx's end makes readable wakes poll.
-func pollCtx(ctx context.Context, fds []unix.PollFd, done func([]unix.PollFd) bool) error {
-	var cp [2]int
-	if err := unix.Pipe2(cp[:], unix.O_CLOEXEC); err != nil {
-		return err
-	}
-	defer unix.Close(cp[0])
-	stopped := make(chan struct{})
-	defer close(stopped)
-	go func() {
-		defer unix.Close(cp[1])
+	for {
 		select {
-		case <-ctx.Done():
-			_, _ = unix.Write(cp[1], []byte{1})
-		case <-stopped:
-		}
-	}()
-	all := append(fds[:len(fds):len(fds)], unix.PollFd{Fd: int32(cp[0]), Events: unix.POLLIN})
-	own, ctxFd := all[:len(fds)], &all[len(fds)]
-	for {
-		_, err := unix.Poll(all, -1)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if done(own) {
+		case <-w.gone:
 			return nil
-		}
-		if ctxFd.Revents != 0 {
+		case <-ctx.Done():
 			return ctx.Err()
-		}
-		for i := range all {
-			all[i].Revents = 0
-		}
-	}
-}
-
-// drain reads the pending inotify events and reports whether one concerns the socket's name or
-// the directory itself.
-func (w *daemonWatch) drain() bool {
-	var buf [4096]byte
-	hit := false
-	for {
-		n, err := unix.Read(w.ino, buf[:])
-		if n <= 0 || err != nil {
-			return hit
-		}
-		for off := 0; off+unix.SizeofInotifyEvent <= n; {
-			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
-			nameLen := int(ev.Len)
-			name := ""
-			if nameLen > 0 {
-				raw := buf[off+unix.SizeofInotifyEvent : off+unix.SizeofInotifyEvent+nameLen]
-				name = string(bytes.TrimRight(raw, "\x00"))
+		case ch, ok := <-w.dir.Changes():
+			if !ok {
+				return errors.New("the watch on the socket's directory ended")
 			}
-			if name == w.name || ev.Mask&(unix.IN_DELETE_SELF|unix.IN_MOVE_SELF|unix.IN_IGNORED|unix.IN_Q_OVERFLOW) != 0 {
-				hit = true
+			if ch.Name == "" {
+				// The directory went (or events were lost): watch the one there now, if any.
+				_ = w.dir.Rewatch()
+				return nil
 			}
-			off += unix.SizeofInotifyEvent + nameLen
+			if ch.Name == w.name && !ch.Gone {
+				return nil
+			}
 		}
 	}
 }
 
 func (w *daemonWatch) close() {
-	if w.closed {
-		return
-	}
-	w.closed = true
-	unix.Close(w.ino)
+	w.dir.Close()
 	w.stop()
-	if w.gone >= 0 {
-		unix.Close(w.gone)
-	}
 }
 
 // WaitProcessGone waits until the daemon process pid has ended (its lock released, its database
-// closed): a pidfd when it is another process, the lifetime lock when it runs in this one.
+// closed): its exit when it is another process, the lifetime lock when it runs in this one.
 func WaitProcessGone(ctx context.Context, pid int, home string) error {
 	if pid <= 0 {
 		return nil
 	}
 	var (
-		fd   int
+		gone <-chan struct{}
 		stop = func() {}
 	)
 	if pid != os.Getpid() {
-		var err error
-		fd, err = unix.PidfdOpen(pid, 0)
-		if errors.Is(err, unix.ESRCH) {
-			return nil
+		if g, s, err := platform.WatchExit(pid); err == nil {
+			gone, stop = g, s
 		}
-		if err != nil {
-			fd, stop = lockWaiter(lockPath(home))
-		}
-	} else {
-		fd, stop = lockWaiter(lockPath(home))
 	}
-	if fd < 0 {
-		return fmt.Errorf("cannot wait for pid %d", pid)
+	if gone == nil {
+		gone, stop = lockWaiter(lockPath(home))
 	}
-	defer unix.Close(fd)
 	defer stop()
-	return pollCtx(ctx, []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, func(fds []unix.PollFd) bool { return fds[0].Revents != 0 })
+	select {
+	case <-gone:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

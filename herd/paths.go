@@ -9,10 +9,12 @@ import (
 	"strings"
 
 	"github.com/mosh-dev/mosh/exitcode"
+	"github.com/mosh-dev/mosh/internal/platform"
 )
 
-// MaxSocketPath keeps the socket path under the 108-byte sun_path limit with room to spare.
-const MaxSocketPath = 100
+// MaxSocketPath keeps the socket path within the platform's sun_path limit (108 bytes on Linux,
+// 104 on macOS) with room to spare.
+const MaxSocketPath = min(100, platform.SocketPathMax)
 
 // ResolveHome is the one rule for where mosh keeps its state: $MOSH_HOME (made absolute), else
 // $HOME/.mosh, read through getenv (the caller's environment; nil means the process's).
@@ -44,7 +46,8 @@ func HomeOr(home string) (string, error) {
 func HerdDir(home string) string { return filepath.Join(home, "herd") }
 
 // SocketPath is where the daemon of home listens: $MOSH_HOME/herd/mosh.sock, or, when that path is
-// too long for a unix socket, /tmp/mosh-<uid>/<hash of MOSH_HOME>.sock.
+// too long for a unix socket, $TMPDIR/mosh-<uid>/<hash of MOSH_HOME>.sock ($TMPDIR is per user on
+// macOS; /tmp when unset).
 func SocketPath(home string) string {
 	if p := filepath.Join(HerdDir(home), "mosh.sock"); len(p) <= MaxSocketPath {
 		return p
@@ -66,7 +69,7 @@ func EnsurePrivateDir(dir string) error {
 	if !st.IsDir() {
 		return exitcode.New(exitcode.Infra, "%s is not a directory: move it away", dir)
 	}
-	if owner, ok := fileOwner(st); ok && owner != os.Getuid() {
+	if owner, ok := platform.FileOwner(st); ok && owner != os.Getuid() {
 		return exitcode.New(exitcode.Infra, "%s belongs to uid %d, not to you (uid %d): remove it or set MOSH_HOME", dir, owner, os.Getuid())
 	}
 	if st.Mode().Perm() != 0o700 {

@@ -22,6 +22,7 @@ import (
 	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
 	"github.com/mosh-dev/mosh/internal/buildcgo"
+	"github.com/mosh-dev/mosh/internal/platform"
 	"github.com/mosh-dev/mosh/ledger"
 )
 
@@ -315,26 +316,18 @@ func (d *daemon) acceptLoop(ln net.Listener) {
 	}
 }
 
-// sameUser checks the peer's uid (SO_PEERCRED): only our own user (or root) may drive the herd.
-// The 0600 socket in a 0700 directory already keeps others out; this holds if those are loosened.
+// sameUser checks the peer's uid: only our own user (or root) may drive the herd. The 0600
+// socket in a 0700 directory already keeps others out; this holds if those are loosened.
 func sameUser(c net.Conn) bool {
 	uc, ok := c.(*net.UnixConn)
 	if !ok {
 		return false
 	}
-	rc, err := uc.SyscallConn()
+	p, err := platform.PeerOf(uc)
 	if err != nil {
 		return false
 	}
-	var cred *syscall.Ucred
-	var cerr error
-	_ = rc.Control(func(fd uintptr) {
-		cred, cerr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
-	})
-	if cerr != nil || cred == nil {
-		return false
-	}
-	return int(cred.Uid) == os.Getuid() || cred.Uid == 0
+	return p.Uid == os.Getuid() || p.Uid == 0
 }
 
 // stop begins shutdown (idempotent): the lock file says stopping, the listener closes and the

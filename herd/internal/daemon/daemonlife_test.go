@@ -15,6 +15,7 @@ import (
 
 	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
+	"github.com/mosh-dev/mosh/internal/platform"
 	"github.com/mosh-dev/mosh/ledger"
 )
 
@@ -122,7 +123,7 @@ func TestDaemonRestartLoop(t *testing.T) {
 				t.Fatalf("restart %d: stop result %+v, daemon pid %d", i, r, st.Pid)
 			}
 			// Stop returned: the process is gone, its lock free, its socket removed.
-			if processAlive(st.Pid) {
+			if platform.Alive(st.Pid) {
 				t.Fatalf("restart %d: daemon %d still runs after stop returned", i, st.Pid)
 			}
 			if li, held := herd.LockHolder(home); held {

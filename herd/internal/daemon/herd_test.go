@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/mosh-dev/mosh/herd"
+	"github.com/mosh-dev/mosh/internal/platform"
 
 	"github.com/mosh-dev/mosh/exitcode"
 )
@@ -583,7 +584,7 @@ func TestKillRestoreAfterDaemonKill9(t *testing.T) {
 	_, err = c.Run(h.ctx, herd.RunParams{Name: "survivor", Argv: []string{"/bin/sh"}})
 	wantCode(t, err, exitcode.Usage)
 
-	if !processAlive(stubborn.Pid) {
+	if !platform.Alive(stubborn.Pid) {
 		t.Fatalf("the SIGHUP-ignoring member %d died with the daemon: the orphan case is not exercised", stubborn.Pid)
 	}
 	dr, err := c.Doctor(h.ctx)
@@ -601,7 +602,7 @@ func TestKillRestoreAfterDaemonKill9(t *testing.T) {
 	if _, err := c.Kill(h.ctx, []string{"stubborn"}, false); err != nil {
 		t.Fatal(err)
 	}
-	if processAlive(stubborn.Pid) {
+	if platform.Alive(stubborn.Pid) {
 		t.Fatalf("kill left the orphan %d running", stubborn.Pid)
 	}
 

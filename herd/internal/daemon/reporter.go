@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mosh-dev/mosh/herd"
+	"github.com/mosh-dev/mosh/internal/platform"
 )
 
 // Which reports are a member's own.
@@ -20,8 +21,8 @@ import (
 //
 //   - The nonce: each launch gets MOSH_HERD_NONCE; Client.Report sends it along. A report whose
 //     nonce is another launch's (an orphan of an earlier member of the same name) is ignored.
-//   - The engine process: the daemon knows the reporting process (SO_PEERCRED) and walks its
-//     /proc parent chain. When the chain passes through the member's process, the reporting
+//   - The engine process: the daemon knows the reporting process (the socket's peer) and walks
+//     its parent chain. When the chain passes through the member's process, the reporting
 //     engine is the nearest ancestor that is not a shell (a hook runs as `sh -c …` under the
 //     engine). The first such engine to report is pinned as the member's engine; a later report
 //     from an engine that descends from the pinned one through a shell (a tool's shell ran it)
@@ -54,10 +55,10 @@ func (d *daemon) foreignReport(m *member, nonce string, peer int) string {
 	if peer <= 0 || m.pid <= 0 {
 		return ""
 	}
-	chain := ancestry(peer) // the reporter first, then its parents
+	chain := platform.Ancestry(peer) // the reporter first, then its parents
 	top := -1
 	for i, st := range chain {
-		if st.pid == m.pid {
+		if st.Pid == m.pid {
 			top = i
 			break
 		}
@@ -67,7 +68,7 @@ func (d *daemon) foreignReport(m *member, nonce string, peer int) string {
 	}
 	engine := chain[top]
 	for _, st := range chain[1 : top+1] {
-		if !runners[st.comm] {
+		if !runners[st.Comm] {
 			engine = st
 			break
 		}
@@ -76,36 +77,36 @@ func (d *daemon) foreignReport(m *member, nonce string, peer int) string {
 	defer m.reportMu.Unlock()
 	pinned := m.enginePid
 	switch {
-	case pinned == 0 || pinned == engine.pid:
-	case inChain(chain, pinned, engine.pid) && !shellBetween(chain, engine.pid, pinned):
+	case pinned == 0 || pinned == engine.Pid:
+	case inChain(chain, pinned, engine.Pid) && !shellBetween(chain, engine.Pid, pinned):
 		// A helper process of the engine itself (no tool shell between them): the same engine.
 		return ""
-	case inChain(chain, pinned, engine.pid):
+	case inChain(chain, pinned, engine.Pid):
 		return fmt.Sprintf("it came from a nested engine: %s (pid %d) runs inside %s's own engine (pid %d), as a tool started it",
-			engine.comm, engine.pid, m.name, pinned)
+			engine.Comm, engine.Pid, m.name, pinned)
 	case !alive(pinned):
 		// The pinned engine is gone (a wrapper started it again): the reporter takes its place.
 	default:
 		return "" // a sibling of the pinned engine inside the member: taken, not pinned
 	}
-	if m.enginePid != engine.pid {
-		m.enginePid = engine.pid
-		d.logger.Printf("%s: hooks of %s (pid %d) report for this member", m.name, engine.comm, engine.pid)
+	if m.enginePid != engine.Pid {
+		m.enginePid = engine.Pid
+		d.logger.Printf("%s: hooks of %s (pid %d) report for this member", m.name, engine.Comm, engine.Pid)
 	}
 	return ""
 }
 
 // shellBetween says whether a shell (a runner) sits strictly between below and above in chain
 // (nearest first): a tool's shell that started a nested engine.
-func shellBetween(chain []procStat, below, above int) bool {
+func shellBetween(chain []platform.Proc, below, above int) bool {
 	in := false
 	for _, st := range chain {
 		switch {
-		case st.pid == below:
+		case st.Pid == below:
 			in = true
-		case st.pid == above:
+		case st.Pid == above:
 			return false
-		case in && runners[st.comm]:
+		case in && runners[st.Comm]:
 			return true
 		}
 	}
@@ -113,14 +114,14 @@ func shellBetween(chain []procStat, below, above int) bool {
 }
 
 // inChain says whether pid is an ancestor of below in chain (nearest first).
-func inChain(chain []procStat, pid, below int) bool {
+func inChain(chain []platform.Proc, pid, below int) bool {
 	seen := false
 	for _, st := range chain {
-		if st.pid == below {
+		if st.Pid == below {
 			seen = true
 			continue
 		}
-		if seen && st.pid == pid {
+		if seen && st.Pid == pid {
 			return true
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mosh-dev/mosh/herd"
+	"github.com/mosh-dev/mosh/internal/platform"
 
 	"github.com/creack/pty"
 
@@ -210,12 +211,12 @@ func TestAnswerRefusedWhenTheQuestionNeverAppears(t *testing.T) {
 // tool's shell started below it is nested.
 func TestReporterChain(t *testing.T) {
 	// reporter 50 ← sh 40 ← claude -p 30 ← bash 20 ← claude 10 (pinned)
-	nested := []procStat{{pid: 50, comm: "mosh"}, {pid: 40, comm: "sh"}, {pid: 30, comm: "claude"}, {pid: 20, comm: "bash"}, {pid: 10, comm: "claude"}}
+	nested := []platform.Proc{{Pid: 50, Comm: "mosh"}, {Pid: 40, Comm: "sh"}, {Pid: 30, Comm: "claude"}, {Pid: 20, Comm: "bash"}, {Pid: 10, Comm: "claude"}}
 	if !inChain(nested, 10, 30) || !shellBetween(nested, 30, 10) {
 		t.Fatal("a claude under a tool's bash should read as nested")
 	}
 	// reporter 50 ← sh 40 ← worker 30 ← claude 10
-	helper := []procStat{{pid: 50, comm: "mosh"}, {pid: 40, comm: "sh"}, {pid: 30, comm: "worker"}, {pid: 10, comm: "claude"}}
+	helper := []platform.Proc{{Pid: 50, Comm: "mosh"}, {Pid: 40, Comm: "sh"}, {Pid: 30, Comm: "worker"}, {Pid: 10, Comm: "claude"}}
 	if !inChain(helper, 10, 30) || shellBetween(helper, 30, 10) {
 		t.Fatal("a helper process of the engine is not a nested engine")
 	}

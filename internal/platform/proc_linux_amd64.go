@@ -1,4 +1,4 @@
-package daemon
+package platform
 
 import "golang.org/x/sys/unix"
 

@@ -1,20 +1,16 @@
 package daemon
 
 import (
-	"bytes"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
-	"unsafe"
-
-	"github.com/mosh-dev/mosh/herd"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/mosh-dev/mosh/exitcode"
+	"github.com/mosh-dev/mosh/herd"
+	"github.com/mosh-dev/mosh/internal/platform"
 )
 
 // ---- daemon side ------------------------------------------------------------------------------
@@ -93,62 +89,28 @@ func (d *daemon) relisten() {
 	d.logger.Printf("socket %s was removed (a temp-dir cleaner?); listening on it again", d.sock)
 }
 
-// watchSocket re-creates the socket whenever it disappears: inotify on its directory (deletes,
+// watchSocket re-creates the socket whenever it disappears: a watch on its directory (deletes,
 // renames away, the directory itself removed). It ends when the daemon stops.
 func (d *daemon) watchSocket() {
-	ino, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
-	if err != nil {
-		d.logger.Printf("cannot watch %s (inotify: %v): a removed socket will not be re-created", d.sock, err)
-		return
-	}
-	f := os.NewFile(uintptr(ino), "inotify") // non-blocking: reads park in the runtime poller, Close wakes them
-	go func() {
-		<-d.stopCh
-		f.Close()
-	}()
 	dir, name := filepath.Dir(d.sock), filepath.Base(d.sock)
-	const mask = unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_ONLYDIR
-	addWatch := func() bool {
-		rc, err := f.SyscallConn()
-		if err != nil {
-			return false
-		}
-		var werr error
-		_ = rc.Control(func(fd uintptr) { _, werr = unix.InotifyAddWatch(int(fd), dir, mask) })
-		if werr != nil {
-			d.logger.Printf("cannot watch %s: %v", dir, werr)
-			return false
-		}
-		return true
-	}
-	if !addWatch() {
+	w, err := platform.WatchDir(dir)
+	if err != nil {
+		d.logger.Printf("cannot watch %s (%v): a removed socket will not be re-created", dir, err)
 		return
 	}
-	var buf [8192]byte
+	defer w.Close()
 	for {
-		n, err := f.Read(buf[:])
-		if err != nil {
-			return // closed: the daemon stops
-		}
-		check, rewatch := false, false
-		for off := 0; off+unix.SizeofInotifyEvent <= n; {
-			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
-			nameLen := int(ev.Len)
-			evName := ""
-			if nameLen > 0 {
-				evName = string(bytes.TrimRight(buf[off+unix.SizeofInotifyEvent:off+unix.SizeofInotifyEvent+nameLen], "\x00"))
+		var ch platform.Change
+		select {
+		case <-d.stopCh:
+			return
+		case c, ok := <-w.Changes():
+			if !ok {
+				return
 			}
-			off += unix.SizeofInotifyEvent + nameLen
-			switch {
-			case ev.Mask&(unix.IN_IGNORED|unix.IN_DELETE_SELF|unix.IN_MOVE_SELF) != 0:
-				check, rewatch = true, true
-			case ev.Mask&unix.IN_Q_OVERFLOW != 0:
-				check = true
-			case evName == name:
-				check = true
-			}
+			ch = c
 		}
-		if !check {
+		if ch.Name != "" && ch.Name != name {
 			continue
 		}
 		select {
@@ -159,11 +121,14 @@ func (d *daemon) watchSocket() {
 		if !d.ownSocket() {
 			d.relisten()
 		}
-		if rewatch {
-			// The directory went away (relisten made it again) or moved: watch the one at dir now.
-			rc, err := f.SyscallConn()
-			if err == nil {
-				_ = rc.Control(func(fd uintptr) { _, _ = unix.InotifyAddWatch(int(fd), dir, mask) })
+		if ch.Name == "" {
+			// The directory went away (relisten made it again) or moved: watch the one at dir now,
+			// and look once more, for a removal between the two.
+			if err := w.Rewatch(); err != nil {
+				d.logger.Printf("cannot watch %s again (%v): a removed socket will not be re-created", dir, err)
+			}
+			if !d.ownSocket() {
+				d.relisten()
 			}
 		}
 	}
