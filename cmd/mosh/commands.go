@@ -1,3 +1,5 @@
+//go:build !windows
+
 package main
 
 // mosh commands, mosh help, and the help topics (exit-codes, script-headers).

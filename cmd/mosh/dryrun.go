@@ -1,3 +1,5 @@
+//go:build !windows
+
 package main
 
 // The global --dry-run on the Go verbs. Every command declares what the flag does to it

@@ -1,3 +1,5 @@
+//go:build !windows
+
 package main
 
 // Every message a user sees is ours: cobra's argument validators ("accepts 1 arg(s), received

@@ -1,3 +1,5 @@
+//go:build !windows
+
 package main
 
 // The herd verbs on the CLI: thin adapters over herd.Client. Each verb parses flags, calls one

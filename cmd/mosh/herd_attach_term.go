@@ -1,3 +1,5 @@
+//go:build !windows
+
 package main
 
 // The terminal side of `mosh attach`: the user's terminal goes raw, every input byte goes to the

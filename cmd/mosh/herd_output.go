@@ -1,3 +1,5 @@
+//go:build !windows
+
 package main
 
 // Output helpers shared by the herd verbs: one place decides how a table looks on a terminal

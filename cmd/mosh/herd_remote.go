@@ -1,3 +1,5 @@
+//go:build !windows
+
 package main
 
 // `mosh herd remote add|list|remove|ping|card`: remote members (an A2A agent, another machine's

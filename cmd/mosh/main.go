@@ -1,3 +1,5 @@
+//go:build !windows
+
 // Command mosh runs moshscript and drives the herd. This file is the one place where errors
 // become exit codes (package exitcode) and messages reach stderr.
 package main

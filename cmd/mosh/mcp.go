@@ -1,3 +1,5 @@
+//go:build !windows
+
 package main
 
 // `mosh herd mcp`: the nine agent tools of seed 002 over MCP (stdio), herd/mcp behind the SDK.

@@ -1,3 +1,5 @@
+//go:build !windows
+
 package main
 
 // mosh --version, mosh completion SHELL, and the completion of member names.

@@ -1,3 +1,5 @@
+//go:build !windows
+
 package main
 
 // The one output helper of the printing verbs, as gh has it: a verb computes its result value

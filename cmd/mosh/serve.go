@@ -1,3 +1,5 @@
+//go:build !windows
+
 package main
 
 // `mosh herd serve` (the herd over A2A v0.3.0, herd/a2aserve behind a2a's handler) and

@@ -1,3 +1,5 @@
+//go:build !windows
+
 package main
 
 // The ledger verbs: `mosh herd tasks|task|log|stats`, thin adapters over herd.Client's Tasks,

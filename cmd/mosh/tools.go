@@ -1,3 +1,5 @@
+//go:build !windows
+
 package main
 
 // The workflow tools (builtins/tools): `mosh install [TOOL]`, the `mosh gradient …` passthrough

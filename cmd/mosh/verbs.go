@@ -1,3 +1,5 @@
+//go:build !windows
+
 package main
 
 // Script verbs: every scripts/*.mosh embedded in the binary and every $MOSH_HOME/scripts/*.mosh
