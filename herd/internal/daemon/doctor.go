@@ -9,9 +9,23 @@ import (
 	"time"
 
 	"github.com/mosh-dev/mosh/herd"
+	"github.com/mosh-dev/mosh/internal/platform"
 
 	"golang.org/x/sys/unix"
 )
+
+// platformChecks names each signal this platform does not read and what that costs (none on
+// Linux: one ok line says so).
+func platformChecks(gaps []platform.Gap) []herd.DoctorCheck {
+	if len(gaps) == 0 {
+		return []herd.DoctorCheck{{Name: "platform", Level: "ok", Detail: "every signal the herd uses is read on this platform"}}
+	}
+	var out []herd.DoctorCheck
+	for _, g := range gaps {
+		out = append(out, herd.DoctorCheck{Name: "platform", Level: "warn", Detail: g.Signal + " is not read on this platform: " + g.Cost})
+	}
+	return out
+}
 
 // doctor runs every check from inside the daemon.
 func (d *daemon) doctor() *herd.DoctorResult {
@@ -19,6 +33,7 @@ func (d *daemon) doctor() *herd.DoctorResult {
 	r.Checks = append(r.Checks, herd.DoctorCheck{Name: "daemon", Level: "ok", Detail: fmt.Sprintf("pid %d on %s, up %s", os.Getpid(), d.sock, time.Since(d.started).Round(time.Second))})
 	r.Checks = append(r.Checks, herd.LocalChecks(d.home)...)
 	r.Checks = append(r.Checks, d.socketCheck())
+	r.Checks = append(r.Checks, platformChecks(platform.Gaps())...)
 
 	// Database.
 	if d.dbErr != nil {
