@@ -5,6 +5,7 @@ package platform
 import (
 	"bytes"
 	"io/fs"
+	"os"
 	"sync"
 	"syscall"
 )
@@ -65,4 +66,15 @@ func splitNul(b []byte) []string {
 		}
 	}
 	return out
+}
+
+// Unlinked says whether f is a file whose every name was removed (its directory deleted, say):
+// what is written to it reaches nobody.
+func Unlinked(f *os.File) bool {
+	st, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	s, ok := st.Sys().(*syscall.Stat_t)
+	return ok && st.Mode().IsRegular() && s.Nlink == 0
 }

@@ -67,8 +67,12 @@ type daemon struct {
 	clients  atomic.Int64
 	stopOnce sync.Once
 	stopCh   chan struct{}
-	connWG   sync.WaitGroup
-	conns    sync.Map // *serverConn → struct{}
+	// dbInfo is the database file as opened (herddir.go stops the daemon when the file at its
+	// path is no longer it); prevDBDeleted is the note a daemon stopped that way left for doctor.
+	dbInfo        os.FileInfo
+	prevDBDeleted string
+	connWG        sync.WaitGroup
+	conns         sync.Map // *serverConn → struct{}
 
 	// The listener and the socket file it is bound to; relisten replaces both when the file is
 	// removed under the daemon.
@@ -126,12 +130,13 @@ func serveForeground(ctx context.Context, home string, seams serveSeams) error {
 	}
 	defer unlock()
 
+	d.takeDeletedNote()
 	ledgerOpts, problems := loadLedgerOptions(d.dir)
 	d.cfgProblems = problems
 	for _, p := range problems {
 		d.logger.Printf("config: %s", p)
 	}
-	store, err := ledger.Open(filepath.Join(d.dir, "herd.db"), ledgerOpts)
+	store, err := ledger.Open(filepath.Join(d.dir, dbFile), ledgerOpts)
 	if err != nil {
 		d.dbErr = err
 		d.logger.Printf("database unavailable, members will not survive a restart: %v", err)
@@ -139,6 +144,7 @@ func serveForeground(ctx context.Context, home string, seams serveSeams) error {
 	} else {
 		d.manifest = ledgerManifest{store}
 		d.tasks = store
+		d.dbInfo, _ = os.Stat(filepath.Join(d.dir, dbFile))
 		if d.seams.ledgerOpened != nil {
 			d.seams.ledgerOpened(store)
 		}
@@ -177,6 +183,7 @@ func serveForeground(ctx context.Context, home string, seams serveSeams) error {
 	d.acceptWG.Add(1)
 	go d.acceptLoop(ln)
 	go d.watchSocket()
+	go d.watchHerdDir()
 	select {
 	case <-ctx.Done():
 	case <-d.stopCh:

@@ -36,6 +36,10 @@ func (d *daemon) doctor() *herd.DoctorResult {
 	r.Checks = append(r.Checks, platformChecks(platform.Gaps())...)
 
 	// Database.
+	if d.prevDBDeleted != "" {
+		r.Checks = append(r.Checks, herd.DoctorCheck{Name: "database", Level: "warn", Detail: "the previous daemon's " + d.prevDBDeleted,
+			Fix: "nothing to do: this daemon records into a new database; keep $MOSH_HOME while a daemon runs (`mosh herd daemon stop` first)"})
+	}
 	if d.dbErr != nil {
 		r.Checks = append(r.Checks, herd.DoctorCheck{Name: "database", Level: "fail", Detail: d.dbErr.Error(),
 			Fix: "move " + filepath.Join(d.dir, "herd.db") + " aside and restart the daemon (`mosh herd daemon stop`): members are not remembered until then"})
@@ -132,6 +136,7 @@ func (d *daemon) doctor() *herd.DoctorResult {
 		r.Checks = append(r.Checks, herd.DoctorCheck{Name: "remotes", Level: "warn", Detail: fmt.Sprintf("remote members not answering: %v", unreachable),
 			Fix: "mosh herd remote ping NAME  ·  mosh herd remote remove NAME"})
 	}
+	r.Checks = append(r.Checks, d.enginesCheck())
 	r.Checks = append(r.Checks, d.engines.Doctor()...)
 	r.Checks = append(r.Checks, herd.HeadlessCheck(d.engines.Table(), os.Environ(), d.toolsDir()))
 	r.Checks = append(r.Checks, herd.EngineVersionCheck(d.engines.Table(), os.Environ(), d.toolsDir()))

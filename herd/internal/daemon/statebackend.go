@@ -3,6 +3,7 @@ package daemon
 import (
 	"encoding/json"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/mosh-dev/mosh/exitcode"
@@ -15,15 +16,59 @@ import (
 // Notification claiming blocked). The reporter still succeeds.
 var errReportIgnored = errors.New("report ignored")
 
-// stateEngines adapts herd/state's engines table (embedded + engines.json + rules.json).
-type stateEngines struct{ t *state.Table }
+// stateEngines adapts herd/state's engines table (embedded + engines.json + rules.json). The
+// table is replaced when the files change (herddir.go's reloadEngines): every use takes the
+// current one.
+type stateEngines struct{ *loadedEngines }
+
+// loadedEngines is the table in use, when and from what it was loaded, and why the last edit
+// was not applied ("" when it was).
+type loadedEngines struct {
+	mu      sync.Mutex
+	t       *state.Table
+	at      time.Time
+	from    string
+	refusal string
+}
 
 func defaultEngineTable(herdDir string) engineTable {
-	return stateEngines{state.Load(herdDir)}
+	return stateEngines{&loadedEngines{t: state.Load(herdDir), at: time.Now(), from: loadedFrom(herdDir)}}
+}
+
+func (l *loadedEngines) table() *state.Table {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.t
+}
+
+// swap puts t in use (loaded from the files named by from).
+func (l *loadedEngines) swap(t *state.Table, from string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.t, l.at, l.from, l.refusal = t, time.Now(), from, ""
+}
+
+// refuse records why an edit was not applied; false when that reason was already recorded
+// (an editor's save fires several events).
+func (l *loadedEngines) refuse(why string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.refusal == why {
+		return false
+	}
+	l.refusal = why
+	return true
+}
+
+// status is when and from what the table in use was loaded, and the refusal of the last edit.
+func (l *loadedEngines) status() (time.Time, string, string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.at, l.from, l.refusal
 }
 
 func (s stateEngines) Lookup(name string) (engineSpec, bool) {
-	e, ok := s.t.Lookup(name)
+	e, ok := s.table().Lookup(name)
 	if !ok || e == nil {
 		return engineSpec{}, false
 	}
@@ -40,13 +85,13 @@ func (s stateEngines) Lookup(name string) (engineSpec, bool) {
 	return spec, true
 }
 
-func (s stateEngines) Keys() []string { return s.t.Names() }
+func (s stateEngines) Keys() []string { return s.table().Names() }
 
-func (s stateEngines) Table() *state.Table { return s.t }
+func (s stateEngines) Table() *state.Table { return s.table() }
 
 func (s stateEngines) NewTracker(engine string, changed func()) tracker {
 	st := &stateTracker{}
-	st.tr = s.t.NewTracker(engine, func(state.Fused) {
+	st.tr = s.table().NewTracker(engine, func(state.Fused) {
 		if changed != nil {
 			changed()
 		}
@@ -54,7 +99,7 @@ func (s stateEngines) NewTracker(engine string, changed func()) tracker {
 	return st
 }
 
-func (s stateEngines) Doctor() []herd.DoctorCheck { return herd.EngineTableChecks(s.t) }
+func (s stateEngines) Doctor() []herd.DoctorCheck { return herd.EngineTableChecks(s.table()) }
 
 // stateTracker adapts state.Tracker. The tracker runs its own timers (report grace and expiry)
 // and calls back on every change, so it reports no expiry of its own.
