@@ -24,9 +24,8 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/mosh-dev/mosh/herd"
+	"github.com/mosh-dev/mosh/internal/platform"
 )
 
 type build struct {
@@ -229,7 +228,7 @@ func idleFromReadahead(ctx context.Context, b build, f memFigures) error {
 		err = file.Sync()
 	}
 	if err == nil {
-		err = unix.Fadvise(int(file.Fd()), 0, 0, unix.FADV_DONTNEED)
+		err = platform.DropFromPageCache(file)
 	}
 	if cerr := file.Close(); err == nil {
 		err = cerr

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"os"
 
 	"golang.org/x/sys/unix"
 )
@@ -126,3 +127,6 @@ func Foreground(fd int) (pgrp int, raw bool, err error) {
 func ReadsTerminal(Proc, string, bool) (bool, string, error) {
 	return false, "", ErrUnsupported
 }
+
+// DropFromPageCache cannot evict one file's pages on macOS (no posix_fadvise): ErrUnsupported.
+func DropFromPageCache(*os.File) error { return ErrUnsupported }
