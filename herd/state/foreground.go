@@ -9,8 +9,9 @@ import (
 )
 
 // Foreground is what the terminal's foreground process is doing, as the
-// daemon reads it from the kernel (tcgetpgrp on the pty master, then
-// /proc/PID/stat, syscall and wchan of the group's processes). It is the
+// daemon reads it from the kernel through internal/platform (tcgetpgrp on
+// the pty master, then the group's processes: on Linux their /proc stat,
+// syscall and wchan; a platform that cannot tell gives no reading at all). It is the
 // engine-independent signal for programs no screen rule knows (sh, a REPL,
 // a script): a program blocked reading its terminal with the screen at rest
 // waits for input (idle); one that runs, sleeps or waits on anything else
@@ -51,7 +52,7 @@ const (
 // program that stops working and starts reading its terminal without
 // printing anything (sleep 3; read x). While a probe says working the
 // tracker's one timer re-probes, 250 ms after the reading and then twice as
-// far apart each time up to 4 s: a few /proc reads, only while a plain
+// far apart each time up to 4 s: a few process reads, only while a plain
 // program runs silently, and never while it reads its terminal. The end of
 // a prompt's grace re-probes too, so the claim never hands over to a
 // reading older than the prompt. Call before the first Observe.
