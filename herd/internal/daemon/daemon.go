@@ -171,6 +171,10 @@ func serveForeground(ctx context.Context, home string, seams serveSeams) error {
 	d.lnMu.Lock()
 	d.ln, d.sockInfo = ln, fi
 	d.lnMu.Unlock()
+	// The watches are in place before the first client is served: an edit or removal it makes
+	// is seen.
+	d.watchSocket()
+	d.watchHerdDir()
 	d.setPhase(herd.PhaseServing)
 	// Remote members need no process: they are back on the roster at once, followed again.
 	for _, r := range remotes {
@@ -182,8 +186,6 @@ func serveForeground(ctx context.Context, home string, seams serveSeams) error {
 
 	d.acceptWG.Add(1)
 	go d.acceptLoop(ln)
-	go d.watchSocket()
-	go d.watchHerdDir()
 	select {
 	case <-ctx.Done():
 	case <-d.stopCh:

@@ -27,41 +27,27 @@ const (
 	dbDeletedNote = "database-deleted.txt" // what the next daemon's doctor reports, once
 )
 
-// watchHerdDir follows the herd directory until the daemon stops.
+// watchHerdDir watches the herd directory (in place when it returns) until the daemon stops.
 func (d *daemon) watchHerdDir() {
-	w, err := platform.WatchDir(d.dir)
-	if err != nil {
-		d.logger.Printf("cannot watch %s (%v): edits to engines.json and rules.json apply at the next start, and a deleted database goes unnoticed", d.dir, err)
-		return
-	}
-	defer w.Close()
-	for {
-		var ch platform.Change
-		select {
-		case <-d.stopCh:
-			return
-		case c, ok := <-w.Changes():
-			if !ok {
-				return
-			}
-			ch = c
-		}
+	lost := "edits to engines.json and rules.json apply at the next start, and a deleted database goes unnoticed"
+	d.followDir(d.dir, lost, func(w *platform.DirWatch, ch platform.Change) bool {
 		switch ch.Name {
 		case "":
 			// The directory went (or events were lost): look at everything, watch again.
 			if d.databaseDeleted() {
-				return
+				return false
 			}
 			_ = w.Rewatch()
 			d.reloadEngines()
 		case dbFile:
 			if ch.Gone && d.databaseDeleted() {
-				return
+				return false
 			}
 		case "engines.json", "rules.json":
 			d.reloadEngines()
 		}
-	}
+		return true
+	})
 }
 
 // databaseDeleted checks whether the database file the daemon opened is still at its path; when

@@ -90,33 +90,13 @@ func (d *daemon) relisten() {
 }
 
 // watchSocket re-creates the socket whenever it disappears: a watch on its directory (deletes,
-// renames away, the directory itself removed). It ends when the daemon stops.
+// renames away, the directory itself removed), in place when it returns, followed until the
+// daemon stops.
 func (d *daemon) watchSocket() {
 	dir, name := filepath.Dir(d.sock), filepath.Base(d.sock)
-	w, err := platform.WatchDir(dir)
-	if err != nil {
-		d.logger.Printf("cannot watch %s (%v): a removed socket will not be re-created", dir, err)
-		return
-	}
-	defer w.Close()
-	for {
-		var ch platform.Change
-		select {
-		case <-d.stopCh:
-			return
-		case c, ok := <-w.Changes():
-			if !ok {
-				return
-			}
-			ch = c
-		}
+	d.followDir(dir, "a removed socket will not be re-created", func(w *platform.DirWatch, ch platform.Change) bool {
 		if ch.Name != "" && ch.Name != name {
-			continue
-		}
-		select {
-		case <-d.stopCh:
-			return
-		default:
+			return true
 		}
 		if !d.ownSocket() {
 			d.relisten()
@@ -129,6 +109,41 @@ func (d *daemon) watchSocket() {
 			}
 			if !d.ownSocket() {
 				d.relisten()
+			}
+		}
+		return true
+	})
+}
+
+// followDir watches dir and returns once the watch is in place (a change made after it returns
+// is seen); a goroutine then calls fn with each change until the daemon stops or fn returns
+// false. lost says in the log what goes unwatched when dir cannot be watched.
+func (d *daemon) followDir(dir, lost string, fn func(*platform.DirWatch, platform.Change) bool) {
+	w, err := platform.WatchDir(dir)
+	if err != nil {
+		d.logger.Printf("cannot watch %s (%v): %s", dir, err, lost)
+		return
+	}
+	go d.follow(w, fn)
+}
+
+func (d *daemon) follow(w *platform.DirWatch, fn func(*platform.DirWatch, platform.Change) bool) {
+	defer w.Close()
+	for {
+		select {
+		case <-d.stopCh:
+			return
+		case ch, ok := <-w.Changes():
+			if !ok {
+				return
+			}
+			select {
+			case <-d.stopCh:
+				return
+			default:
+			}
+			if !fn(w, ch) {
+				return
 			}
 		}
 	}
