@@ -22,8 +22,9 @@ import (
 //	Wait     → the herd's event-based wait on the task's member
 //
 // Implementations must be safe for concurrent use. Errors: return ErrNoMember / ErrNoTask
-// (wrapped or not) for lookups that find nothing, ErrTaskFinished from Cancel on a closed task;
-// any other error becomes a JSON-RPC internal error whose detail is the error's text, so write
+// (wrapped or not) for lookups that find nothing, ErrTaskFinished from Cancel on a closed task,
+// ErrBadInput (wrapped, with the herd's reason) from Send for text the herd refuses; any other
+// error becomes a JSON-RPC internal error whose detail is the error's text, so write
 // it for the remote caller (it must not leak paths or secrets).
 type Backend interface {
 	// Members lists every member of the herd, exposed or not; the server filters.
@@ -54,6 +55,9 @@ var (
 	ErrNoMember     = errors.New("no such member")
 	ErrNoTask       = errors.New("no such task")
 	ErrTaskFinished = errors.New("task already finished")
+	// ErrBadInput: the herd refused the message's text (e.g. it holds control characters); the
+	// caller's to fix, so it is invalid params (-32602), never an internal error.
+	ErrBadInput = errors.New("the herd refused the message")
 )
 
 // HerdState is the herd's own state vocabulary (working, blocked, done, idle, unknown, gone).

@@ -341,7 +341,11 @@ func printServeBanner(w io.Writer, gs *globalState, addr string, f serveFlags, t
 func printServeBannerText(w io.Writer, addr, advertised, base, tok string, f serveFlags) {
 	fmt.Fprintf(w, "mosh herd serve: listening on http://%s\n", addr)
 	fmt.Fprintf(w, "  herd card     %s%s\n", advertised, a2a.PathAgentCard)
-	fmt.Fprintf(w, "  herd RPC      %s%s   (message/send names its member: params.metadata.member)\n", advertised, a2a.PathHerd)
+	if f.route == "none" {
+		fmt.Fprintf(w, "  herd RPC      %s%s   (message/send names its member: params.metadata.member; --route none)\n", advertised, a2a.PathHerd)
+	} else {
+		fmt.Fprintf(w, "  herd RPC      %s%s   (message/send naming no member goes to an idle member, else the least loaded)\n", advertised, a2a.PathHerd)
+	}
 	fmt.Fprintf(w, "  member        %s%s<name>/   (card at <name>/.well-known/agent-card.json)\n", advertised, a2a.PathMembers)
 	fmt.Fprintf(w, "  token         %s (0600; every request needs it: Authorization: Bearer)\n", tok)
 	fmt.Fprintf(w, "  credential    curl -s -X POST -H \"Authorization: Bearer $(cat %s)\" %s%s\n", tok, base, a2a.PathAuth)
