@@ -360,6 +360,9 @@ func (b *Backend) promptErr(ctx context.Context, c *herd.Client, member string, 
 				}
 			}
 		}
+		// The herd refused what was sent (control characters in the text, a follow-up to a
+		// task that takes none): the caller's to fix, with the herd's reason.
+		return fmt.Errorf("%w: %v", a2a.ErrBadInput, b.wireErr(err))
 	}
 	return b.wireErr(err)
 }

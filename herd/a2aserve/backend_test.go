@@ -554,3 +554,17 @@ func TestCanceledTaskReadsCanceledAfterADaemonRestart(t *testing.T) {
 		}
 	}
 }
+
+// Text the herd refuses (a control character) is the caller's input to fix: ErrBadInput, which
+// the A2A server answers -32602, with the herd's reason; nothing is typed.
+func TestRefusedTextIsBadInput(t *testing.T) {
+	e := newEnv(t)
+	e.start("api", false)
+	_, err := e.b.Send(e.ctx, "api", "stop\x03now", "")
+	if !errors.Is(err, a2a.ErrBadInput) || !strings.Contains(err.Error(), "control character") {
+		t.Fatalf("send with a Ctrl-C: %v, want ErrBadInput naming the control character", err)
+	}
+	if ts, err := e.c.Tasks(e.ctx, herd.TasksFilter{Member: "api"}); err != nil || len(ts) != 0 {
+		t.Fatalf("a refused prompt minted tasks %+v (%v)", ts, err)
+	}
+}
