@@ -33,9 +33,10 @@ type Backend interface {
 	Member(ctx context.Context, name string) (Member, error)
 	// Send prompts member with text and returns the task it minted (a busy member queues it:
 	// the task reads submitted until it is typed). When answerTaskID is not empty the text goes
-	// into that open task: it answers it when it is blocked, and is queued into it as a
-	// follow-up when it is working (A2A allows continuing a task); the returned record is that
-	// same task, with the text appended to Answers.
+	// into that open task: it answers it when it is blocked, and is queued into it as its next
+	// turn when it is working or still queued (A2A allows continuing a task that has not ended);
+	// the returned record is that same task, with the text appended to Answers (a backend may
+	// list a follow-up to a task still queued only once it is typed).
 	Send(ctx context.Context, member, text, answerTaskID string) (TaskRecord, error)
 	// Get returns a task, reconciled against the member's live state. historyLength is a hint
 	// (-1: all) for backends that store many turns; the server trims the history it renders.

@@ -162,14 +162,12 @@ func (h *Handler) messageSend(ctx context.Context, raw json.RawMessage, scope st
 		if named := h.namedMember(&p); named != "" && named != prev.Member {
 			return nil, NewRPCError(CodeInvalidParams, fmt.Sprintf("task %s belongs to member %s, not %s", prev.ID, prev.Member, named))
 		}
-		switch st := StateOf(prev); {
-		case st.Terminal():
+		if st := StateOf(prev); st.Terminal() {
 			return nil, NewRPCError(CodeInvalidRequest, fmt.Sprintf("Task %s is in a terminal state (%s) and cannot be modified; send a new message without taskId", prev.ID, st))
-		case st == goa2a.TaskStateSubmitted:
-			return nil, NewRPCError(CodeInvalidRequest, fmt.Sprintf("task %s is still queued (submitted); send the follow-up once it is working, or a new message without taskId", prev.ID))
 		}
-		// input-required: the text answers the task; working: it is queued into the task as a
-		// follow-up (A2A v0.3.0 lets a client continue a task that is not terminal).
+		// input-required: the text answers the task; working or submitted (still queued): it is
+		// queued into the task as its next turn (A2A v0.3.0 lets a client continue a task that
+		// has not ended).
 		rec, err = b.Send(ctx, prev.Member, text, prev.ID)
 	} else {
 		name := scope

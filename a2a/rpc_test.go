@@ -400,3 +400,26 @@ func TestHerdCardDescribesRouting(t *testing.T) {
 		}
 	}
 }
+
+// A follow-up to a task still queued (submitted) is taken into that task, as for a working one:
+// A2A v0.3.0 lets a client continue any task that has not ended.
+func TestFollowUpToASubmittedTask(t *testing.T) {
+	e := newEnv(t)
+	e.mustTask(e.rpc("/a2a/members/api", sendBody("1", "go", "")))
+	if err := e.fake.SetState("t-01", a2a.HerdSubmitted, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	task := e.mustTask(e.rpc("/a2a/members/api", sendBody("2", "more", `,"taskId":"t-01"`)))
+	if task.ID != "t-01" || task.Status.State.Terminal() {
+		t.Fatalf("follow-up to a submitted task: %+v", task)
+	}
+	var users []string
+	for _, m := range task.History {
+		if m.Role == goa2a.MessageRoleUser {
+			users = append(users, a2a.PartsText(m.Parts))
+		}
+	}
+	if !slices.Equal(users, []string{"go", "more"}) {
+		t.Fatalf("history user messages %q, want go, more", users)
+	}
+}

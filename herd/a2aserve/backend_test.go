@@ -568,3 +568,47 @@ func TestRefusedTextIsBadInput(t *testing.T) {
 		t.Fatalf("a refused prompt minted tasks %+v (%v)", ts, err)
 	}
 }
+
+// A follow-up to a task still queued behind another prompt (A2A submitted, not ended) is taken:
+// it becomes that task's next turn, typed right after the task's first turn and before any
+// prompt queued behind the task, and the task ends once both turns are done.
+func TestFollowUpToAQueuedTaskIsItsNextTurn(t *testing.T) {
+	e := newEnv(t)
+	e.start("api", false)
+	first, err := e.b.Send(e.ctx, "api", "slow think it through", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.wait(first.ID, a2a.HerdWorking)
+	queued, err := e.b.Send(e.ctx, "api", "say one", "")
+	if err != nil || a2a.StateOf(queued) != goa2a.TaskStateSubmitted {
+		t.Fatalf("queued: %+v %v", queued, err)
+	}
+	behind, err := e.b.Send(e.ctx, "api", "say three", "")
+	if err != nil || a2a.StateOf(behind) != goa2a.TaskStateSubmitted {
+		t.Fatalf("queued behind it: %+v %v", behind, err)
+	}
+	follow, err := e.b.Send(e.ctx, "api", "say two", queued.ID)
+	if err != nil || follow.ID != queued.ID || a2a.StateOf(follow) != goa2a.TaskStateSubmitted {
+		t.Fatalf("follow-up to a queued task: %+v %v", follow, err)
+	}
+	if _, err := e.b.Cancel(e.ctx, first.ID); err != nil {
+		t.Fatal(err)
+	}
+	got := e.wait(queued.ID)
+	if a2a.StateOf(got) != goa2a.TaskStateCompleted || len(got.Answers) != 1 || got.Answers[0].Text != "say two" || !strings.Contains(got.Output, "say two") {
+		t.Fatalf("the queued task with its follow-up: %s %+v", a2a.StateOf(got), got)
+	}
+	last := e.wait(behind.ID)
+	if a2a.StateOf(last) != goa2a.TaskStateCompleted || !strings.Contains(last.Output, "say three") {
+		t.Fatalf("the task queued behind: %s %+v", a2a.StateOf(last), last)
+	}
+	r, err := e.c.Read(e.ctx, "api", 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, two, three := strings.Index(r.Screen, "say one"), strings.Index(r.Screen, "say two"), strings.Index(r.Screen, "say three")
+	if one < 0 || !(one < two && two < three) {
+		t.Fatalf("typed out of order (one %d, two %d, three %d):\n%s", one, two, three, r.Screen)
+	}
+}
