@@ -150,6 +150,9 @@ func (s *Server) message(ctx context.Context, in messageIn) (any, string, error)
 			s.waitTask(ctx, r, deadline)
 		}
 		res = s.harvest(ctx, r)
+		if res.Status == statusRunning {
+			s.watch(r) // the record moves on by itself when the turn ends
+		}
 	} else {
 		if boolOr(in.Wait, false) && pr.Task != "" {
 			s.waitTask(ctx, &record{Name: t.name, HerdTask: pr.Task}, deadline)

@@ -59,6 +59,9 @@ type Server struct {
 	ctx    context.Context // ends watchers on Close
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	// watchMu guards watching: the records a watcher settles in the background (watch).
+	watchMu  sync.Mutex
+	watching map[string]bool
 	spawnM sync.Mutex // serialises client_task_id lookups with record creation
 }
 
@@ -98,7 +101,7 @@ func New(opts Options) (*Server, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{c: opts.Client, getenv: copts.Getenv, environ: environ, home: home, prefix: prefix, cwd: cwd, ver: opts.Version, store: st, cfg: cfg, cfgErr: problems,
-		slots: newSlots(cfg.MaxParallelAgents, cfg.MaxQueuedAgents), ctx: ctx, cancel: cancel}
+		slots: newSlots(cfg.MaxParallelAgents, cfg.MaxQueuedAgents), ctx: ctx, cancel: cancel, watching: map[string]bool{}}
 	st.prune(cfg.Retention)
 	ver := opts.Version
 	if ver == "" {

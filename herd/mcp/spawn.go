@@ -402,36 +402,53 @@ func (s *Server) waitTask(ctx context.Context, r *record, deadline time.Time) {
 	}
 }
 
-// watch holds the task's concurrency slot until it settles, in the background.
+// watch settles a running record in the background: it waits for the record's herd task to
+// settle and harvests it, which records the new status (completed, blocked, failed…) and frees
+// the task's concurrency slot, if it holds one. So a record left running by a call that did not
+// wait (spawn_agent or message_agent with wait:false, a timeout) moves on by itself. One watcher
+// per record: it follows the record's current herd task (message_agent moves it on).
 func (s *Server) watch(r *record) {
-	if !s.slots.held(r.ID) {
+	id, name := r.ID, r.Name
+	first := *r // the caller keeps its record; the watcher reads its own copies
+	s.watchMu.Lock()
+	if s.watching[id] {
+		s.watchMu.Unlock()
 		return
 	}
+	s.watching[id] = true
+	s.watchMu.Unlock()
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
+		defer func() {
+			s.watchMu.Lock()
+			delete(s.watching, id)
+			s.watchMu.Unlock()
+		}()
+		cur := &first
 		for s.ctx.Err() == nil {
-			s.waitTask(s.ctx, r, time.Now().Add(time.Hour))
+			s.waitTask(s.ctx, cur, time.Now().Add(time.Hour))
 			if s.ctx.Err() != nil {
 				return
 			}
-			cur, err := s.store.load(r.ID)
+			next, err := s.store.load(id)
 			if err != nil {
-				s.slots.release(r.ID)
+				s.slots.release(id)
 				return
 			}
-			res := s.harvest(s.ctx, cur)
+			res := s.harvest(s.ctx, next)
 			if res.Status != statusRunning {
-				s.slots.release(r.ID)
+				s.slots.release(id)
 				return
 			}
-			if r.HerdTask == "" {
+			if next.HerdTask == "" {
 				// No envelope typed yet (boot timeout): the slot frees when the member goes.
-				if _, err := s.c.Wait(s.ctx, []string{r.Name}, herd.WaitOptions{States: []string{herd.StateGone}, Timeout: time.Hour}); err != nil && s.ctx.Err() == nil {
-					s.slots.release(r.ID)
+				if _, err := s.c.Wait(s.ctx, []string{name}, herd.WaitOptions{States: []string{herd.StateGone}, Timeout: time.Hour}); err != nil && s.ctx.Err() == nil {
+					s.slots.release(id)
 					return
 				}
 			}
+			cur = next
 		}
 	}()
 }
