@@ -126,6 +126,8 @@ type Handler struct {
 	// a send.
 	routeMu sync.Mutex
 	routing map[string]int
+
+	sent messageIDs // the client's messageIds, for history
 }
 
 // NewHandler returns the A2A handler: authentication first, then routing, then JSON-RPC.

@@ -207,6 +207,7 @@ func (h *Handler) messageSend(ctx context.Context, raw json.RawMessage, scope st
 	if err != nil {
 		return nil, backendError(err)
 	}
+	h.sent.add(rec.ID, text, p.Message.messageID())
 	if blocking {
 		rec = h.waitSettled(ctx, rec)
 	}

@@ -423,3 +423,25 @@ func TestFollowUpToASubmittedTask(t *testing.T) {
 		t.Fatalf("history user messages %q, want go, more", users)
 	}
 }
+
+// The history keeps the client's messageId of every message it sent (the prompt and each
+// follow-up), not an id made up from the task's; the agent's messages keep derived ids.
+func TestHistoryKeepsTheClientsMessageIDs(t *testing.T) {
+	e := newEnv(t)
+	body := func(id, msgID, text, extra string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"` + msgID +
+			`","parts":[{"kind":"text","text":"` + text + `"}]` + extra + `}}}`
+	}
+	first := e.mustTask(e.rpc("/a2a/members/api", body("1", "client-msg-1", "go", "")))
+	e.mustTask(e.rpc("/a2a/members/api", body("2", "client-msg-2", "more", `,"taskId":"`+string(first.ID)+`"`)))
+	got := e.mustTask(e.rpc("/a2a/members/api", `{"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"id":"`+string(first.ID)+`"}}`))
+	var ids []string
+	for _, m := range got.History {
+		if m.Role == goa2a.MessageRoleUser {
+			ids = append(ids, m.ID)
+		}
+	}
+	if !slices.Equal(ids, []string{"client-msg-1", "client-msg-2"}) {
+		t.Fatalf("user message ids %q, want the client's", ids)
+	}
+}

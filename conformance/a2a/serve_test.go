@@ -552,7 +552,8 @@ func TestServeProcessFollowUpToAQueuedTask(t *testing.T) {
 	if busy.Status.State != goa2a.TaskStateWorking {
 		t.Fatalf("first message: %s", busy.Status.State)
 	}
-	queued := asTask(t)(c.SendMessage(ctx, text("say queued")))
+	sent := text("say queued")
+	queued := asTask(t)(c.SendMessage(ctx, sent))
 	if queued.Status.State != goa2a.TaskStateSubmitted {
 		t.Fatalf("a message to the busy herd reads %s, want submitted", queued.Status.State)
 	}
@@ -566,6 +567,11 @@ func TestServeProcessFollowUpToAQueuedTask(t *testing.T) {
 	got, err := c.GetTask(ctx, &goa2a.TaskQueryParams{ID: queued.ID, HistoryLength: &one})
 	if err != nil || got.ID != queued.ID || len(got.History) != 1 {
 		t.Fatalf("tasks/get historyLength 1: %v %+v", err, got)
+	}
+	// The history keeps the client's messageId, not one made up from the task id.
+	all, err := c.GetTask(ctx, &goa2a.TaskQueryParams{ID: queued.ID})
+	if err != nil || len(all.History) == 0 || all.History[0].ID != sent.Message.ID {
+		t.Fatalf("history %+v (%v), want the first message's id %s", all, err, sent.Message.ID)
 	}
 	if _, err := c.CancelTask(ctx, &goa2a.TaskIDParams{ID: busy.ID}); err != nil {
 		t.Fatal(err)

@@ -599,6 +599,10 @@ func TestFollowUpToAQueuedTaskIsItsNextTurn(t *testing.T) {
 	if a2a.StateOf(got) != goa2a.TaskStateCompleted || len(got.Answers) != 1 || got.Answers[0].Text != "say two" || !strings.Contains(got.Output, "say two") {
 		t.Fatalf("the queued task with its follow-up: %s %+v", a2a.StateOf(got), got)
 	}
+	// It keeps both turns' output, in order.
+	if a, b := strings.Index(got.Output, "say one"), strings.LastIndex(got.Output, "say two"); a < 0 || b < a {
+		t.Fatalf("the continued task's output %q, want both turns", got.Output)
+	}
 	last := e.wait(behind.ID)
 	if a2a.StateOf(last) != goa2a.TaskStateCompleted || !strings.Contains(last.Output, "say three") {
 		t.Fatalf("the task queued behind: %s %+v", a2a.StateOf(last), last)

@@ -246,7 +246,8 @@ func (p ptyMember) typeQueued(qp *queuedPrompt) {
 			d.state.unlock()
 			return
 		}
-		// The artifact of the task is the answer to its latest message.
+		// The artifact keeps the turn that ended (earlier) and starts over for this one.
+		t.earlier = d.artifactLocked(m, t).Text + turnHeader(qp.text)
 		t.baseLines, t.baseHist, t.sawActive, t.final = baseLines, base, false, ""
 		t.started, t.screenActive = false, false
 		t.stopGrace()
@@ -319,7 +320,7 @@ func (d *daemon) supersedeLocked(m *member, now time.Time) {
 	}
 	old.stopGrace()
 	art := d.artifactLocked(m, old)
-	m.lastClosed = &closedTask{id: old.id, hook: art.Source == ledger.SourceHook}
+	m.lastClosed = &closedTask{id: old.id, hook: art.Source == ledger.SourceHook, earlier: old.earlier}
 	d.lw.post(m.name, func() {
 		if err := d.tasks.CloseTask(old.id, end, art); err != nil {
 			d.logger.Printf("ledger: close %s: %v", old.id, err)

@@ -280,13 +280,18 @@ func TestContinueGoesRightBehindItsTask(t *testing.T) {
 	if err != nil || last.Outcome == "timeout" {
 		t.Fatalf("the queue never reached the last prompt: %+v %v", last, err)
 	}
-	for id, want := range map[string]string{first.Task: "turn two", second.Task: "turn four"} {
+	// A continued task keeps every turn's output, in order, not only its last turn's.
+	for id, turns := range map[string][2]string{first.Task: {"turn one", "turn two"}, second.Task: {"turn three", "turn four"}} {
 		task, err := h.c.Task(h.ctx, id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if task.Open || (task.State != herd.StateDone && task.State != herd.StateIdle) || task.Artifact == nil || !strings.Contains(task.Artifact.Text, want) {
-			t.Fatalf("task %s, continued with %q: %+v", id, want, task)
+		if task.Open || (task.State != herd.StateDone && task.State != herd.StateIdle) || task.Artifact == nil {
+			t.Fatalf("task %s, continued with %q: %+v", id, turns[1], task)
+		}
+		a, b := strings.Index(task.Artifact.Text, turns[0]), strings.LastIndex(task.Artifact.Text, turns[1])
+		if a < 0 || b < a {
+			t.Fatalf("task %s keeps %q, want both turns' output (%q then %q)", id, task.Artifact.Text, turns[0], turns[1])
 		}
 	}
 	s := h.read("m")
