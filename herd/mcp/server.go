@@ -62,7 +62,7 @@ type Server struct {
 	// watchMu guards watching: the records a watcher settles in the background (watch).
 	watchMu  sync.Mutex
 	watching map[string]bool
-	spawnM sync.Mutex // serialises client_task_id lookups with record creation
+	spawnM   sync.Mutex // serialises client_task_id lookups with record creation
 }
 
 // New builds the server: it loads $MOSH_HOME/mcp/config.json, prunes old records by retention,
