@@ -158,7 +158,7 @@ func serveCmd(gs *globalState) *cobra.Command {
 		Short: "serve the herd over A2A v0.3.0 (JSON-RPC), behind the herd token",
 		Long: "Serves a herd card and one card per member over A2A v0.3.0. message/send types into the member\n" +
 			"(the same path as mosh herd prompt: a busy member queues it), a follow-up carrying the taskId of an\n" +
-			"input-required task answers it and one of a working task is queued into it, tasks/get reads the ledger,\n" +
+			"input-required task answers it and one of a working or queued task becomes its next turn, tasks/get reads the ledger,\n" +
 			"tasks/cancel removes a queued task or sends Escape (Ctrl-C only if still busy; never kills). A message to\n" +
 			"the herd endpoint that names no member goes to an idle member, else queues on the least loaded\n" +
 			"(--route none refuses it).\n" +
