@@ -2,11 +2,16 @@ package a2aserve
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -614,5 +619,72 @@ func TestFollowUpToAQueuedTaskIsItsNextTurn(t *testing.T) {
 	one, two, three := strings.Index(r.Screen, "say one"), strings.Index(r.Screen, "say two"), strings.Index(r.Screen, "say three")
 	if one < 0 || !(one < two && two < three) {
 		t.Fatalf("typed out of order (one %d, two %d, three %d):\n%s", one, two, three, r.Screen)
+	}
+}
+
+// Through the A2A handler over the real herd: parallel messages to the herd endpoint that name
+// no member spread over the idle members (each is reserved until the herd typed its prompt),
+// instead of piling onto the first idle one.
+func TestParallelHerdMessagesSpreadOverIdleMembers(t *testing.T) {
+	e := newEnv(t)
+	names := []string{"m1", "m2", "m3"}
+	for _, n := range names {
+		e.start(n, false)
+	}
+	tokPath := filepath.Join(e.home, "a2a-token")
+	tok, _, err := a2a.EnsureToken(tokPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth, err := a2a.NewAuthenticator(a2a.AuthConfig{TokenPath: tokPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := a2a.NewHandler(a2a.Config{Backend: e.b, Auth: auth, PublicURL: "http://herd.test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	var wg sync.WaitGroup
+	ids := make(chan string, len(names))
+	for i := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m-%d","parts":[{"kind":"text","text":"say hi %d"}]}}}`, i, i, i)
+			req, _ := http.NewRequestWithContext(e.ctx, http.MethodPost, srv.URL+"/a2a", strings.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+tok)
+			resp, err := srv.Client().Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer resp.Body.Close()
+			var out struct {
+				Result struct {
+					ID string `json:"id"`
+				} `json:"result"`
+				Error any `json:"error"`
+			}
+			if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || out.Result.ID == "" {
+				t.Errorf("send %d: %v %v", i, err, out.Error)
+				return
+			}
+			ids <- out.Result.ID
+		}()
+	}
+	wg.Wait()
+	close(ids)
+	per := map[string]int{}
+	for id := range ids {
+		rec, err := e.b.Get(e.ctx, id, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		per[rec.Member]++
+	}
+	if len(per) != len(names) {
+		t.Fatalf("%d parallel messages over %d idle members landed on %v, want one each", len(names), len(names), per)
 	}
 }
