@@ -94,13 +94,7 @@ func TestFollowUpContinuesAWorkingTask(t *testing.T) {
 	if task.ID != "t-01" || task.Status.State != goa2a.TaskStateWorking {
 		t.Fatalf("follow-up: %+v", task)
 	}
-	var users []string
-	for _, m := range task.History {
-		if m.Role == goa2a.MessageRoleUser {
-			users = append(users, a2a.PartsText(m.Parts))
-		}
-	}
-	if !slices.Equal(users, []string{"go", "more"}) {
+	if users := userTexts(task); !slices.Equal(users, []string{"go", "more"}) {
 		t.Fatalf("history user messages %q, want go, more", users)
 	}
 	if err := e.fake.SetState("t-01", a2a.HerdDone, "", "all done"); err != nil {
@@ -401,6 +395,17 @@ func TestHerdCardDescribesRouting(t *testing.T) {
 	}
 }
 
+// userTexts are the texts of the user messages of a task's history, in order.
+func userTexts(task *goa2a.Task) []string {
+	var users []string
+	for _, m := range task.History {
+		if m.Role == goa2a.MessageRoleUser {
+			users = append(users, a2a.PartsText(m.Parts))
+		}
+	}
+	return users
+}
+
 // A follow-up to a task still queued (submitted) is taken into that task, as for a working one:
 // A2A v0.3.0 lets a client continue any task that has not ended.
 func TestFollowUpToASubmittedTask(t *testing.T) {
@@ -413,13 +418,7 @@ func TestFollowUpToASubmittedTask(t *testing.T) {
 	if task.ID != "t-01" || task.Status.State.Terminal() {
 		t.Fatalf("follow-up to a submitted task: %+v", task)
 	}
-	var users []string
-	for _, m := range task.History {
-		if m.Role == goa2a.MessageRoleUser {
-			users = append(users, a2a.PartsText(m.Parts))
-		}
-	}
-	if !slices.Equal(users, []string{"go", "more"}) {
+	if users := userTexts(task); !slices.Equal(users, []string{"go", "more"}) {
 		t.Fatalf("history user messages %q, want go, more", users)
 	}
 }
