@@ -153,6 +153,11 @@ func (h *Handler) messageSend(ctx context.Context, raw json.RawMessage, scope st
 
 	b := h.cfg.Backend
 	var rec TaskRecord
+	// release ends the routing reservation, if the herd endpoint routed this message: at once
+	// after the send (the roster shows the message then; a blocking wait holds none), or on a
+	// refusal before it.
+	release := func() {}
+	defer func() { release() }()
 	var err error
 	if taskID := p.Message.taskID(); taskID != "" {
 		prev, e := h.lookupTask(ctx, taskID, scope)
@@ -177,11 +182,11 @@ func (h *Handler) messageSend(ctx context.Context, raw json.RawMessage, scope st
 				// A generic client that only knows the herd card hands work over: an idle member
 				// takes it, else it queues on the least loaded one. The member stays reserved for
 				// this message until its send is answered (then the roster shows the load).
-				routed, release, e := h.route(ctx)
+				routed, done, e := h.route(ctx)
 				if e != nil {
 					return nil, e
 				}
-				defer release()
+				release = done
 				name = routed
 			}
 			if name == "" {
@@ -203,6 +208,8 @@ func (h *Handler) messageSend(ctx context.Context, raw json.RawMessage, scope st
 			return nil, NewRPCError(CodeInvalidParams, fmt.Sprintf("member %s is gone; start it again before prompting it", name))
 		}
 		rec, err = b.Send(ctx, name, text, "")
+		release()
+		release = func() {}
 	}
 	if err != nil {
 		return nil, backendError(err)
