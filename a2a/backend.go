@@ -22,8 +22,9 @@ import (
 //	Wait     → the herd's event-based wait on the task's member
 //
 // Implementations must be safe for concurrent use. Errors: return ErrNoMember / ErrNoTask
-// (wrapped or not) for lookups that find nothing, ErrTaskFinished from Cancel on a closed task;
-// any other error becomes a JSON-RPC internal error whose detail is the error's text, so write
+// (wrapped or not) for lookups that find nothing, ErrTaskFinished from Cancel on a closed task,
+// ErrBadInput (wrapped, with the herd's reason) from Send for text the herd refuses; any other
+// error becomes a JSON-RPC internal error whose detail is the error's text, so write
 // it for the remote caller (it must not leak paths or secrets).
 type Backend interface {
 	// Members lists every member of the herd, exposed or not; the server filters.
@@ -32,9 +33,10 @@ type Backend interface {
 	Member(ctx context.Context, name string) (Member, error)
 	// Send prompts member with text and returns the task it minted (a busy member queues it:
 	// the task reads submitted until it is typed). When answerTaskID is not empty the text goes
-	// into that open task: it answers it when it is blocked, and is queued into it as a
-	// follow-up when it is working (A2A allows continuing a task); the returned record is that
-	// same task, with the text appended to Answers.
+	// into that open task: it answers it when it is blocked, and is queued into it as its next
+	// turn when it is working or still queued (A2A allows continuing a task that has not ended);
+	// the returned record is that same task, with the text appended to Answers (a backend may
+	// list a follow-up to a task still queued only once it is typed).
 	Send(ctx context.Context, member, text, answerTaskID string) (TaskRecord, error)
 	// Get returns a task, reconciled against the member's live state. historyLength is a hint
 	// (-1: all) for backends that store many turns; the server trims the history it renders.
@@ -54,6 +56,9 @@ var (
 	ErrNoMember     = errors.New("no such member")
 	ErrNoTask       = errors.New("no such task")
 	ErrTaskFinished = errors.New("task already finished")
+	// ErrBadInput: the herd refused the message's text (e.g. it holds control characters); the
+	// caller's to fix, so it is invalid params (-32602), never an internal error.
+	ErrBadInput = errors.New("the herd refused the message")
 )
 
 // HerdState is the herd's own state vocabulary (working, blocked, done, idle, unknown, gone).

@@ -85,11 +85,18 @@ func (h *Handler) serveHerdCard(w http.ResponseWriter, r *http.Request) {
 		})
 	}
 	sort.Slice(skills, func(i, j int) bool { return skills[i].ID < skills[j].ID })
-	card := h.baseCard(h.cfg.HerdName,
-		"A herd of coding-agent sessions run by mosh. Each skill is one member; message/send here needs a member "+
-			"(metadata.member or a contextId member:<name>), or use the member's own endpoint.",
-		HerdURL(base), skills)
+	card := h.baseCard(h.cfg.HerdName, h.herdDescription(), HerdURL(base), skills)
 	h.writeJSON(w, http.StatusOK, publicCard(card))
+}
+
+// herdDescription says what message/send on the herd endpoint does under the routing in force.
+func (h *Handler) herdDescription() string {
+	const head = "A herd of coding-agent sessions run by mosh. Each skill is one member. "
+	if h.cfg.RouteNone {
+		return head + "message/send here needs a member (metadata.member or a contextId member:<name>), or use the member's own endpoint."
+	}
+	return head + "message/send here that names no member goes to an idle member, else queues on the least loaded one; " +
+		"name one with metadata.member or a contextId member:<name>, or use the member's own endpoint."
 }
 
 func (h *Handler) memberCard(base string, m Member) goa2a.AgentCard {

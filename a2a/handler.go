@@ -120,6 +120,14 @@ func (c *Config) withDefaults() (Config, error) {
 type Handler struct {
 	cfg  Config
 	bufs sync.Pool // *bytes.Buffer: request bodies and answers
+
+	// routeMu guards routing: messages routed to each member (herd endpoint, no member named)
+	// whose send has not been answered yet. Held across the roster read in route, never across
+	// a send.
+	routeMu sync.Mutex
+	routing map[string]int
+
+	sent messageIDs // the client's messageIds, for history
 }
 
 // NewHandler returns the A2A handler: authentication first, then routing, then JSON-RPC.
@@ -128,7 +136,7 @@ func NewHandler(c Config) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &Handler{cfg: cfg}
+	h := &Handler{cfg: cfg, routing: map[string]int{}}
 	h.bufs.New = func() any { return new(bytes.Buffer) }
 	return h, nil
 }

@@ -42,14 +42,24 @@ func (h *Handler) render(t TaskRecord, historyLength int) *goa2a.Task {
 		return &goa2a.Message{ID: t.ID + suffix, Role: role, Parts: goa2a.ContentParts{goa2a.TextPart{Text: text}},
 			TaskID: id, ContextID: ctxID}
 	}
+	// A user message keeps the client's messageId when this server sent it; else an id derived
+	// from the task's.
+	clientID := h.sent.matcher(t.ID)
+	user := func(suffix, text string) *goa2a.Message {
+		msg := message(suffix, goa2a.MessageRoleUser, text)
+		if cid := clientID(text); cid != "" {
+			msg.ID = cid
+		}
+		return msg
+	}
 
 	history := make([]*goa2a.Message, 0, 2+2*len(t.Answers))
-	history = append(history, message("-prompt", goa2a.MessageRoleUser, t.Text))
+	history = append(history, user("-prompt", t.Text))
 	for i, a := range t.Answers {
 		if a.Asked != "" {
 			history = append(history, message("-asked-"+strconv.Itoa(i+1), goa2a.MessageRoleAgent, a.Asked))
 		}
-		history = append(history, message("-answer-"+strconv.Itoa(i+1), goa2a.MessageRoleUser, a.Text))
+		history = append(history, user("-answer-"+strconv.Itoa(i+1), a.Text))
 	}
 
 	status := goa2a.TaskStatus{State: state, Timestamp: timestamp(lastChange(t))}

@@ -153,6 +153,11 @@ func (h *Handler) messageSend(ctx context.Context, raw json.RawMessage, scope st
 
 	b := h.cfg.Backend
 	var rec TaskRecord
+	// release ends the routing reservation, if the herd endpoint routed this message: at once
+	// after the send (the roster shows the message then; a blocking wait holds none), or on a
+	// refusal before it.
+	release := func() {}
+	defer func() { release() }()
 	var err error
 	if taskID := p.Message.taskID(); taskID != "" {
 		prev, e := h.lookupTask(ctx, taskID, scope)
@@ -162,14 +167,12 @@ func (h *Handler) messageSend(ctx context.Context, raw json.RawMessage, scope st
 		if named := h.namedMember(&p); named != "" && named != prev.Member {
 			return nil, NewRPCError(CodeInvalidParams, fmt.Sprintf("task %s belongs to member %s, not %s", prev.ID, prev.Member, named))
 		}
-		switch st := StateOf(prev); {
-		case st.Terminal():
+		if st := StateOf(prev); st.Terminal() {
 			return nil, NewRPCError(CodeInvalidRequest, fmt.Sprintf("Task %s is in a terminal state (%s) and cannot be modified; send a new message without taskId", prev.ID, st))
-		case st == goa2a.TaskStateSubmitted:
-			return nil, NewRPCError(CodeInvalidRequest, fmt.Sprintf("task %s is still queued (submitted); send the follow-up once it is working, or a new message without taskId", prev.ID))
 		}
-		// input-required: the text answers the task; working: it is queued into the task as a
-		// follow-up (A2A v0.3.0 lets a client continue a task that is not terminal).
+		// input-required: the text answers the task; working or submitted (still queued): it is
+		// queued into the task as its next turn (A2A v0.3.0 lets a client continue a task that
+		// has not ended).
 		rec, err = b.Send(ctx, prev.Member, text, prev.ID)
 	} else {
 		name := scope
@@ -177,11 +180,13 @@ func (h *Handler) messageSend(ctx context.Context, raw json.RawMessage, scope st
 			name = h.namedMember(&p)
 			if name == "" && !h.cfg.RouteNone {
 				// A generic client that only knows the herd card hands work over: an idle member
-				// takes it, else it queues on the least loaded one.
-				routed, e := h.route(ctx)
+				// takes it, else it queues on the least loaded one. The member stays reserved for
+				// this message until its send is answered (then the roster shows the load).
+				routed, done, e := h.route(ctx)
 				if e != nil {
 					return nil, e
 				}
+				release = done
 				name = routed
 			}
 			if name == "" {
@@ -203,10 +208,13 @@ func (h *Handler) messageSend(ctx context.Context, raw json.RawMessage, scope st
 			return nil, NewRPCError(CodeInvalidParams, fmt.Sprintf("member %s is gone; start it again before prompting it", name))
 		}
 		rec, err = b.Send(ctx, name, text, "")
+		release()
+		release = func() {}
 	}
 	if err != nil {
 		return nil, backendError(err)
 	}
+	h.sent.add(rec.ID, text, p.Message.messageID())
 	if blocking {
 		rec = h.waitSettled(ctx, rec)
 	}
@@ -217,17 +225,25 @@ func (h *Handler) messageSend(ctx context.Context, raw json.RawMessage, scope st
 // local member at rest (idle or done) with nothing queued, else the exposed member with the
 // fewest prompts waiting (a busy one counts its running turn). No candidate is -32602 naming the
 // fix.
-func (h *Handler) route(ctx context.Context) (string, *RPCError) {
+//
+// A member's load also counts the messages routed to it whose send has not been answered yet:
+// they are not on the roster until the herd has typed or queued them, so without the count N
+// parallel messages would read the same roster and all go to its first idle member. The caller
+// calls release once the send is answered. The roster is read under the same lock, after every
+// earlier release, so a message is counted either here or on the roster, never nowhere.
+func (h *Handler) route(ctx context.Context) (string, func(), *RPCError) {
+	h.routeMu.Lock()
+	defer h.routeMu.Unlock()
 	ms, err := h.cfg.Backend.Members(ctx)
 	if err != nil {
-		return "", backendError(err)
+		return "", nil, backendError(err)
 	}
 	best, bestLoad := "", 0
 	for _, m := range ms {
 		if !h.exposed(m) {
 			continue
 		}
-		load := m.Queued
+		load := m.Queued + h.routing[m.Name]
 		switch m.State {
 		case HerdIdle, HerdDone:
 		case HerdWorking, HerdBlocked, HerdUnknown:
@@ -235,17 +251,24 @@ func (h *Handler) route(ctx context.Context) (string, *RPCError) {
 		default:
 			continue // gone: cannot take work
 		}
-		if load == 0 {
-			return m.Name, nil
-		}
 		if best == "" || load < bestLoad {
 			best, bestLoad = m.Name, load
 		}
+		if load == 0 {
+			break
+		}
 	}
 	if best == "" {
-		return "", NewRPCError(CodeInvalidParams, "no exposed member can take the message: start one (mosh herd start ENGINE), or name a member in params.metadata.member")
+		return "", nil, NewRPCError(CodeInvalidParams, "no exposed member can take the message: start one (mosh herd start ENGINE), or name a member in params.metadata.member")
 	}
-	return best, nil
+	h.routing[best]++
+	return best, func() {
+		h.routeMu.Lock()
+		defer h.routeMu.Unlock()
+		if h.routing[best]--; h.routing[best] <= 0 {
+			delete(h.routing, best)
+		}
+	}, nil
 }
 
 // waitSettled holds a blocking message/send until the task is terminal or needs input, capped by
@@ -414,7 +437,7 @@ func backendError(err error) *RPCError {
 	switch {
 	case errors.Is(err, ErrNoTask):
 		return NewRPCError(CodeTaskNotFound, err.Error())
-	case errors.Is(err, ErrNoMember):
+	case errors.Is(err, ErrNoMember), errors.Is(err, ErrBadInput):
 		return NewRPCError(CodeInvalidParams, err.Error())
 	case errors.Is(err, ErrTaskFinished):
 		return NewRPCError(CodeTaskNotCancelable, err.Error())

@@ -3,9 +3,12 @@ package a2a_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -62,6 +65,8 @@ func TestRequestValidation(t *testing.T) {
 		{"unknown part kind", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[{"kind":"video"}]}}}`, a2a.CodeInvalidParams},
 		// a2a-go's ContentParts would refuse these two whole; the gaps messageIn names.
 		{"part without kind", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[{"metadata":{}}]}}}`, a2a.CodeInvalidParams},
+		// The schema requires kind on every part: a text without one is not taken as text.
+		{"text part without kind", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[{"text":"x"}]}}}`, a2a.CodeInvalidParams},
 		{"file part without bytes or uri", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[{"kind":"file","file":{}}]}}}`, a2a.CodeContentTypeNotSupported},
 		{"data part", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[{"kind":"data","data":{"a":1}}]}}}`, a2a.CodeContentTypeNotSupported},
 		{"output modes without text", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[{"kind":"text","text":"x"}]},"configuration":{"acceptedOutputModes":["image/png"]}}}`, a2a.CodeContentTypeNotSupported},
@@ -89,13 +94,7 @@ func TestFollowUpContinuesAWorkingTask(t *testing.T) {
 	if task.ID != "t-01" || task.Status.State != goa2a.TaskStateWorking {
 		t.Fatalf("follow-up: %+v", task)
 	}
-	var users []string
-	for _, m := range task.History {
-		if m.Role == goa2a.MessageRoleUser {
-			users = append(users, a2a.PartsText(m.Parts))
-		}
-	}
-	if !slices.Equal(users, []string{"go", "more"}) {
+	if users := userTexts(task); !slices.Equal(users, []string{"go", "more"}) {
 		t.Fatalf("history user messages %q, want go, more", users)
 	}
 	if err := e.fake.SetState("t-01", a2a.HerdDone, "", "all done"); err != nil {
@@ -286,5 +285,162 @@ func TestHerdEndpointRoutesUnaddressedMessages(t *testing.T) {
 	off.wantCode(env, raw, a2a.CodeInvalidParams)
 	if !strings.Contains(env.Error.Message, "needs a member") {
 		t.Fatalf("route none: %s", raw)
+	}
+}
+
+// gatedBackend is the fake herd whose Send waits until n sends are in flight at once, so a test
+// sees what routing decided before any of them reached the roster. Text holding refuse is
+// refused the way the herd refuses it (ErrBadInput).
+type gatedBackend struct {
+	*a2atest.Fake
+	n      int
+	refuse string
+
+	mu  sync.Mutex
+	in  int
+	all chan struct{}
+}
+
+func (g *gatedBackend) Send(ctx context.Context, member, text, answerTaskID string) (a2a.TaskRecord, error) {
+	if g.refuse != "" && strings.Contains(text, g.refuse) {
+		return a2a.TaskRecord{}, fmt.Errorf("%w: the prompt text holds the control character \\x03", a2a.ErrBadInput)
+	}
+	if g.n > 0 {
+		g.mu.Lock()
+		g.in++
+		if g.in == g.n {
+			close(g.all)
+		}
+		g.mu.Unlock()
+		select {
+		case <-g.all:
+		case <-ctx.Done():
+			return a2a.TaskRecord{}, ctx.Err()
+		case <-time.After(10 * time.Second):
+			// A router that serialises sends never gets n in flight: fail the assertion, not the run.
+		}
+	}
+	return g.Fake.Send(ctx, member, text, answerTaskID)
+}
+
+func gated(n int, refuse string) envOpt {
+	return func(c *a2a.Config, _ *a2a.AuthConfig) {
+		c.Backend = &gatedBackend{Fake: c.Backend.(*a2atest.Fake), n: n, refuse: refuse, all: make(chan struct{})}
+	}
+}
+
+// Text the herd refuses (a control character) is the caller's to fix: -32602, not -32603.
+func TestRefusedTextIsInvalidParams(t *testing.T) {
+	e := newEnv(t, gated(0, "\x03"))
+	env, raw := e.rpc("/a2a/members/api", sendBody("1", `stop\u0003now`, ""))
+	e.wantCode(env, raw, a2a.CodeInvalidParams)
+	if !strings.Contains(env.Error.Message, "control character") {
+		t.Fatalf("the refusal lost the herd's reason: %s", raw)
+	}
+}
+
+// N messages at once through the herd endpoint, naming no member, go to N idle members: each
+// routing decision reserves its member until its send is answered, so parallel messages do not
+// all read the same roster and pile onto its first idle member.
+func TestParallelUnaddressedMessagesSpreadOverIdleMembers(t *testing.T) {
+	e := newEnv(t, gated(6, ""))
+	for _, n := range []string{"m3", "m4", "m5"} {
+		e.fake.AddMember(a2a.Member{Name: n, Engine: "claude", State: a2a.HerdIdle})
+	}
+	var wg sync.WaitGroup
+	got := make(chan string, 6)
+	for i := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, b := e.do(http.MethodPost, "/a2a", sendBody(strconv.Itoa(i+1), "anyone "+strconv.Itoa(i), ""), nil)
+			var env rpcEnvelope
+			if resp.StatusCode != http.StatusOK || json.Unmarshal(b, &env) != nil || env.Result == nil {
+				t.Errorf("send %d: %s", i, b)
+				return
+			}
+			rec, _ := e.fake.Task(string(env.Result.ID))
+			got <- rec.Member
+		}()
+	}
+	wg.Wait()
+	close(got)
+	per := map[string]int{}
+	for m := range got {
+		per[m]++
+	}
+	if len(per) != 5 {
+		t.Fatalf("6 parallel messages over 5 idle members landed on %v, want every member used", per)
+	}
+}
+
+// The herd card says what message/send on the herd endpoint does under the routing in force.
+func TestHerdCardDescribesRouting(t *testing.T) {
+	for _, c := range []struct {
+		none      bool
+		want, not string
+	}{
+		{false, "goes to an idle member", "needs a member"},
+		{true, "needs a member", "idle member"},
+	} {
+		e := newEnv(t, func(cfg *a2a.Config, _ *a2a.AuthConfig) { cfg.RouteNone = c.none })
+		_, b := e.do(http.MethodGet, "/.well-known/agent-card.json", "", nil)
+		var card goa2a.AgentCard
+		if err := json.Unmarshal(b, &card); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(card.Description, c.want) || strings.Contains(card.Description, c.not) {
+			t.Errorf("RouteNone %v: description %q, want %q and not %q", c.none, card.Description, c.want, c.not)
+		}
+	}
+}
+
+// userTexts are the texts of the user messages of a task's history, in order.
+func userTexts(task *goa2a.Task) []string {
+	var users []string
+	for _, m := range task.History {
+		if m.Role == goa2a.MessageRoleUser {
+			users = append(users, a2a.PartsText(m.Parts))
+		}
+	}
+	return users
+}
+
+// A follow-up to a task still queued (submitted) is taken into that task, as for a working one:
+// A2A v0.3.0 lets a client continue any task that has not ended.
+func TestFollowUpToASubmittedTask(t *testing.T) {
+	e := newEnv(t)
+	e.mustTask(e.rpc("/a2a/members/api", sendBody("1", "go", "")))
+	if err := e.fake.SetState("t-01", a2a.HerdSubmitted, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	task := e.mustTask(e.rpc("/a2a/members/api", sendBody("2", "more", `,"taskId":"t-01"`)))
+	if task.ID != "t-01" || task.Status.State.Terminal() {
+		t.Fatalf("follow-up to a submitted task: %+v", task)
+	}
+	if users := userTexts(task); !slices.Equal(users, []string{"go", "more"}) {
+		t.Fatalf("history user messages %q, want go, more", users)
+	}
+}
+
+// The history keeps the client's messageId of every message it sent (the prompt and each
+// follow-up), not an id made up from the task's; the agent's messages keep derived ids.
+func TestHistoryKeepsTheClientsMessageIDs(t *testing.T) {
+	e := newEnv(t)
+	body := func(id, msgID, text, extra string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"` + msgID +
+			`","parts":[{"kind":"text","text":"` + text + `"}]` + extra + `}}}`
+	}
+	first := e.mustTask(e.rpc("/a2a/members/api", body("1", "client-msg-1", "go", "")))
+	e.mustTask(e.rpc("/a2a/members/api", body("2", "client-msg-2", "more", `,"taskId":"`+string(first.ID)+`"`)))
+	got := e.mustTask(e.rpc("/a2a/members/api", `{"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"id":"`+string(first.ID)+`"}}`))
+	var ids []string
+	for _, m := range got.History {
+		if m.Role == goa2a.MessageRoleUser {
+			ids = append(ids, m.ID)
+		}
+	}
+	if !slices.Equal(ids, []string{"client-msg-1", "client-msg-2"}) {
+		t.Fatalf("user message ids %q, want the client's", ids)
 	}
 }

@@ -78,8 +78,8 @@ func (m *messageIn) taskID() string    { return firstNonEmpty(m.TaskID, m.TaskID
 func (m *messageIn) contextID() string { return firstNonEmpty(m.ContextID, m.ContextIDSnake) }
 
 // partIn is one part of an incoming message, read only as far as validation needs: its kind
-// (a part without kind that carries a string text is a text part, as older clients send it)
-// and its text.
+// and its text. The schema requires kind on every part: a part without one is refused (-32602)
+// whatever else it carries, never guessed from a text, file or data field.
 type partIn struct {
 	Kind string
 	Text string
@@ -87,28 +87,13 @@ type partIn struct {
 
 func (p *partIn) UnmarshalJSON(b []byte) error {
 	var w struct {
-		Kind *string         `json:"kind"`
-		Text *string         `json:"text"`
-		File json.RawMessage `json:"file"`
-		Data json.RawMessage `json:"data"`
+		Kind string `json:"kind"`
+		Text string `json:"text"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*p = partIn{}
-	if w.Text != nil {
-		p.Text = *w.Text
-	}
-	switch {
-	case w.Kind != nil:
-		p.Kind = *w.Kind
-	case w.Text != nil:
-		p.Kind = KindText
-	case len(w.File) > 0:
-		p.Kind = KindFile
-	case len(w.Data) > 0:
-		p.Kind = KindData
-	}
+	*p = partIn{Kind: w.Kind, Text: w.Text}
 	return nil
 }
 

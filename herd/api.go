@@ -213,9 +213,10 @@ type PromptOptions struct {
 	// superseded), instead of queueing behind it. A blocked member is still refused without
 	// Answer.
 	Now bool `json:"now,omitempty"`
-	// Continue queues the text into that open task (an A2A follow-up message carrying the
-	// task's id) instead of minting a new task: typed when the member is next at rest, recorded
-	// on the task as a "continued: …" transition.
+	// Continue queues the text into that open task, running or still queued (an A2A follow-up
+	// message carrying the task's id), as its next turn instead of minting a new task: typed when
+	// the member is next at rest after the task's turn, recorded on the task as a "continued: …"
+	// transition.
 	Continue string `json:"continue,omitempty"`
 }
 

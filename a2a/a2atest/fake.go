@@ -152,13 +152,13 @@ func (f *Fake) Send(ctx context.Context, member, text, answerTaskID string) (a2a
 			f.mu.Unlock()
 			return a2a.TaskRecord{}, a2a.ErrNoTask
 		}
-		if t.State != a2a.HerdBlocked && t.State != a2a.HerdWorking {
+		if t.State != a2a.HerdBlocked && t.State != a2a.HerdWorking && t.State != a2a.HerdSubmitted {
 			f.mu.Unlock()
 			return a2a.TaskRecord{}, fmt.Errorf("task %s is not waiting for an answer", answerTaskID)
 		}
 		asked := t.Output
-		if t.State == a2a.HerdWorking {
-			asked = "" // a follow-up queued into a working task, not an answer to a question
+		if t.State != a2a.HerdBlocked {
+			asked = "" // a follow-up queued into a working or queued task, not an answer to a question
 		}
 		t.Answers = append(t.Answers, a2a.Turn{Asked: asked, Text: text, At: now})
 		t.Outcome, t.EndedAt, t.BlockedOn = a2a.OutcomeOpen, time.Time{}, ""

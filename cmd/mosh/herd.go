@@ -499,7 +499,7 @@ func (h *herdCLI) promptCmd() *cobra.Command {
 	cmd.Flags().StringVar(&timeout, "timeout", "30m", "with --wait: give up after this long (exit 2); 0 = never")
 	cmd.Flags().StringVar(&states, "state", "", "with --wait: states to wait for (default blocked,done,idle)")
 	cmd.Flags().BoolVar(&answer, "answer", false, "type into a blocked member on purpose (answering its question or menu)")
-	cmd.Flags().StringVar(&cont, "continue", "", "queue the text into the member's running task t-N (a follow-up) instead of a new task")
+	cmd.Flags().StringVar(&cont, "continue", "", "queue the text into the member's running or queued task t-N as its next turn (a follow-up) instead of a new task")
 	cmd.Flags().BoolVar(&now, "now", false, "type at once into a working member instead of queueing behind its turn (its running task ends canceled)")
 	jsonFlag(cmd, "print the result as JSON")
 	return cmd

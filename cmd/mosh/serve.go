@@ -160,7 +160,7 @@ func serveCmd(gs *globalState) *cobra.Command {
 		Short: "serve the herd over A2A v0.3.0 (JSON-RPC), behind the herd token",
 		Long: "Serves a herd card and one card per member over A2A v0.3.0. message/send types into the member\n" +
 			"(the same path as mosh herd prompt: a busy member queues it), a follow-up carrying the taskId of an\n" +
-			"input-required task answers it and one of a working task is queued into it, tasks/get reads the ledger,\n" +
+			"input-required task answers it and one of a working or queued task becomes its next turn, tasks/get reads the ledger,\n" +
 			"tasks/cancel removes a queued task or sends Escape (Ctrl-C only if still busy; never kills). A message to\n" +
 			"the herd endpoint that names no member goes to an idle member, else queues on the least loaded\n" +
 			"(--route none refuses it).\n" +
@@ -343,7 +343,11 @@ func printServeBanner(w io.Writer, gs *globalState, addr string, f serveFlags, t
 func printServeBannerText(w io.Writer, addr, advertised, base, tok string, f serveFlags) {
 	fmt.Fprintf(w, "mosh herd serve: listening on http://%s\n", addr)
 	fmt.Fprintf(w, "  herd card     %s%s\n", advertised, a2a.PathAgentCard)
-	fmt.Fprintf(w, "  herd RPC      %s%s   (message/send names its member: params.metadata.member)\n", advertised, a2a.PathHerd)
+	if f.route == "none" {
+		fmt.Fprintf(w, "  herd RPC      %s%s   (message/send names its member: params.metadata.member; --route none)\n", advertised, a2a.PathHerd)
+	} else {
+		fmt.Fprintf(w, "  herd RPC      %s%s   (message/send naming no member goes to an idle member, else the least loaded)\n", advertised, a2a.PathHerd)
+	}
 	fmt.Fprintf(w, "  member        %s%s<name>/   (card at <name>/.well-known/agent-card.json)\n", advertised, a2a.PathMembers)
 	fmt.Fprintf(w, "  token         %s (0600; every request needs it: Authorization: Bearer)\n", tok)
 	fmt.Fprintf(w, "  credential    curl -s -X POST -H \"Authorization: Bearer $(cat %s)\" %s%s\n", tok, base, a2a.PathAuth)

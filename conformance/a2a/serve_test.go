@@ -535,3 +535,48 @@ func validateRecorded(t *testing.T, path string) int {
 	}
 	return n
 }
+
+// TestServeProcessFollowUpToAQueuedTask: the TCK's continue-task and history-length tests
+// against a busy member. The herd endpoint queues a message behind the member's running turn
+// (submitted); a follow-up carrying that task's id is taken into it (same task, not ended), not
+// refused with -32600; historyLength trims its history. Every answer is schema-checked.
+func TestServeProcessFollowUpToAQueuedTask(t *testing.T) {
+	h := newLiveHerd(t)
+	s := h.serve()
+	hc, check := h.checkedClient(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*serveSafety)
+	defer cancel()
+	c, _ := a2aGoClient(t, hc, s.base)
+
+	busy := asTask(t)(c.SendMessage(ctx, text("slow keep busy")))
+	if busy.Status.State != goa2a.TaskStateWorking {
+		t.Fatalf("first message: %s", busy.Status.State)
+	}
+	sent := text("say queued")
+	queued := asTask(t)(c.SendMessage(ctx, sent))
+	if queued.Status.State != goa2a.TaskStateSubmitted {
+		t.Fatalf("a message to the busy herd reads %s, want submitted", queued.Status.State)
+	}
+	more := goa2a.NewMessage(goa2a.MessageRoleUser, goa2a.TextPart{Text: "say follow-up"})
+	more.TaskID, more.ContextID = queued.ID, queued.ContextID
+	cont := asTask(t)(c.SendMessage(ctx, &goa2a.MessageSendParams{Message: more}))
+	if cont.ID != queued.ID || cont.Status.State.Terminal() {
+		t.Fatalf("follow-up to a queued task: task %s state %s, want %s not ended", cont.ID, cont.Status.State, queued.ID)
+	}
+	one := 1
+	got, err := c.GetTask(ctx, &goa2a.TaskQueryParams{ID: queued.ID, HistoryLength: &one})
+	if err != nil || got.ID != queued.ID || len(got.History) != 1 {
+		t.Fatalf("tasks/get historyLength 1: %v %+v", err, got)
+	}
+	// The history keeps the client's messageId, not one made up from the task id.
+	all, err := c.GetTask(ctx, &goa2a.TaskQueryParams{ID: queued.ID})
+	if err != nil || len(all.History) == 0 || all.History[0].ID != sent.Message.ID {
+		t.Fatalf("history %+v (%v), want the first message's id %s", all, err, sent.Message.ID)
+	}
+	if _, err := c.CancelTask(ctx, &goa2a.TaskIDParams{ID: busy.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if check.count() == 0 {
+		t.Fatal("no exchange was schema-checked")
+	}
+}

@@ -26,8 +26,10 @@
 // # Queues and follow-ups
 //
 // A new message to a busy (working or blocked) member is queued by the daemon: its task reads
-// submitted until it is typed. A follow-up carrying the id of a working task is queued into that
-// task (`herd prompt --continue`): the history lists it as a user message.
+// submitted until it is typed. A follow-up carrying the id of a working task, or of one still
+// queued, is queued into that task as its next turn (`herd prompt --continue`), ahead of every
+// task queued behind it: the history lists it as a user message (for a task still queued, once
+// the follow-up is typed, when the daemon can link its note to the running task).
 //
 // # Events, not polling
 //
@@ -178,8 +180,8 @@ func (b *Backend) Send(ctx context.Context, member, text, answerTaskID string) (
 		return a2a.TaskRecord{}, fmt.Errorf("task %s is not waiting for an answer any more (%s); send a new message without taskId", answerTaskID, rec.Outcome)
 	}
 	if rec.State != a2a.HerdBlocked || !v.reacted() {
-		// A follow-up to a task that is working: queued into that task, typed when the member
-		// is next at rest (the task stays open for it), recorded on the task now.
+		// A follow-up to a task that is working or still queued: queued into that task, typed
+		// when the member is next at rest after the task's turn (the task stays open for it).
 		if _, err := c.Prompt(ctx, member, text, herd.PromptOptions{Continue: answerTaskID}); err != nil {
 			return a2a.TaskRecord{}, b.promptErr(ctx, c, member, err)
 		}
@@ -360,6 +362,9 @@ func (b *Backend) promptErr(ctx context.Context, c *herd.Client, member string, 
 				}
 			}
 		}
+		// The herd refused what was sent (control characters in the text, a follow-up to a
+		// task that takes none): the caller's to fix, with the herd's reason.
+		return fmt.Errorf("%w: %v", a2a.ErrBadInput, b.wireErr(err))
 	}
 	return b.wireErr(err)
 }

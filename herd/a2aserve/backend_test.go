@@ -2,11 +2,16 @@ package a2aserve
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -552,5 +557,134 @@ func TestCanceledTaskReadsCanceledAfterADaemonRestart(t *testing.T) {
 		if _, err := e.b.Cancel(e.ctx, id); !errors.Is(err, a2a.ErrTaskFinished) {
 			t.Fatalf("cancel of %s again after the restart: %v", id, err)
 		}
+	}
+}
+
+// Text the herd refuses (a control character) is the caller's input to fix: ErrBadInput, which
+// the A2A server answers -32602, with the herd's reason; nothing is typed.
+func TestRefusedTextIsBadInput(t *testing.T) {
+	e := newEnv(t)
+	e.start("api", false)
+	_, err := e.b.Send(e.ctx, "api", "stop\x03now", "")
+	if !errors.Is(err, a2a.ErrBadInput) || !strings.Contains(err.Error(), "control character") {
+		t.Fatalf("send with a Ctrl-C: %v, want ErrBadInput naming the control character", err)
+	}
+	if ts, err := e.c.Tasks(e.ctx, herd.TasksFilter{Member: "api"}); err != nil || len(ts) != 0 {
+		t.Fatalf("a refused prompt minted tasks %+v (%v)", ts, err)
+	}
+}
+
+// A follow-up to a task still queued behind another prompt (A2A submitted, not ended) is taken:
+// it becomes that task's next turn, typed right after the task's first turn and before any
+// prompt queued behind the task, and the task ends once both turns are done.
+func TestFollowUpToAQueuedTaskIsItsNextTurn(t *testing.T) {
+	e := newEnv(t)
+	e.start("api", false)
+	first, err := e.b.Send(e.ctx, "api", "slow think it through", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.wait(first.ID, a2a.HerdWorking)
+	queued, err := e.b.Send(e.ctx, "api", "say one", "")
+	if err != nil || a2a.StateOf(queued) != goa2a.TaskStateSubmitted {
+		t.Fatalf("queued: %+v %v", queued, err)
+	}
+	behind, err := e.b.Send(e.ctx, "api", "say three", "")
+	if err != nil || a2a.StateOf(behind) != goa2a.TaskStateSubmitted {
+		t.Fatalf("queued behind it: %+v %v", behind, err)
+	}
+	follow, err := e.b.Send(e.ctx, "api", "say two", queued.ID)
+	if err != nil || follow.ID != queued.ID || a2a.StateOf(follow) != goa2a.TaskStateSubmitted {
+		t.Fatalf("follow-up to a queued task: %+v %v", follow, err)
+	}
+	if _, err := e.b.Cancel(e.ctx, first.ID); err != nil {
+		t.Fatal(err)
+	}
+	got := e.wait(queued.ID)
+	if a2a.StateOf(got) != goa2a.TaskStateCompleted || len(got.Answers) != 1 || got.Answers[0].Text != "say two" || !strings.Contains(got.Output, "say two") {
+		t.Fatalf("the queued task with its follow-up: %s %+v", a2a.StateOf(got), got)
+	}
+	// It keeps both turns' output, in order.
+	if a, b := strings.Index(got.Output, "say one"), strings.LastIndex(got.Output, "say two"); a < 0 || b < a {
+		t.Fatalf("the continued task's output %q, want both turns", got.Output)
+	}
+	last := e.wait(behind.ID)
+	if a2a.StateOf(last) != goa2a.TaskStateCompleted || !strings.Contains(last.Output, "say three") {
+		t.Fatalf("the task queued behind: %s %+v", a2a.StateOf(last), last)
+	}
+	r, err := e.c.Read(e.ctx, "api", 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, two, three := strings.Index(r.Screen, "say one"), strings.Index(r.Screen, "say two"), strings.Index(r.Screen, "say three")
+	if one < 0 || !(one < two && two < three) {
+		t.Fatalf("typed out of order (one %d, two %d, three %d):\n%s", one, two, three, r.Screen)
+	}
+}
+
+// Through the A2A handler over the real herd: parallel messages to the herd endpoint that name
+// no member spread over the idle members (each is reserved until the herd typed its prompt),
+// instead of piling onto the first idle one.
+func TestParallelHerdMessagesSpreadOverIdleMembers(t *testing.T) {
+	e := newEnv(t)
+	names := []string{"m1", "m2", "m3"}
+	for _, n := range names {
+		e.start(n, false)
+	}
+	tokPath := filepath.Join(e.home, "a2a-token")
+	tok, _, err := a2a.EnsureToken(tokPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth, err := a2a.NewAuthenticator(a2a.AuthConfig{TokenPath: tokPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := a2a.NewHandler(a2a.Config{Backend: e.b, Auth: auth, PublicURL: "http://herd.test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	var wg sync.WaitGroup
+	ids := make(chan string, len(names))
+	for i := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m-%d","parts":[{"kind":"text","text":"say hi %d"}]}}}`, i, i, i)
+			req, _ := http.NewRequestWithContext(e.ctx, http.MethodPost, srv.URL+"/a2a", strings.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+tok)
+			resp, err := srv.Client().Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer resp.Body.Close()
+			var out struct {
+				Result struct {
+					ID string `json:"id"`
+				} `json:"result"`
+				Error any `json:"error"`
+			}
+			if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || out.Result.ID == "" {
+				t.Errorf("send %d: %v %v", i, err, out.Error)
+				return
+			}
+			ids <- out.Result.ID
+		}()
+	}
+	wg.Wait()
+	close(ids)
+	per := map[string]int{}
+	for id := range ids {
+		rec, err := e.b.Get(e.ctx, id, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		per[rec.Member]++
+	}
+	if len(per) != len(names) {
+		t.Fatalf("%d parallel messages over %d idle members landed on %v, want one each", len(names), len(names), per)
 	}
 }

@@ -65,8 +65,15 @@ var inboxDef = toolDef{name: "inbox",
 		"consume":    "true or false",
 		"limit":      "an integer >= 1, capped at 200",
 	},
-	mins: map[string]float64{"timeout_ms": 1, "limit": 1},
+	mins:     map[string]float64{"timeout_ms": 1, "limit": 1},
+	defaults: map[string]any{"wait": false, "timeout_ms": defaultInboxWaitMs, "consume": true, "limit": defaultInboxLimit},
 }
+
+// Defaults of inbox, in its input schema and in its code.
+const (
+	defaultInboxWaitMs = 30000
+	defaultInboxLimit  = 50
+)
 
 // InboxMessage is one inbox line.
 type InboxMessage struct {
@@ -87,19 +94,18 @@ type InboxResult struct {
 }
 
 func (s *Server) inbox(ctx context.Context, in inboxIn) (any, string, error) {
-	tool := s.prefix + inboxDef.name
-	ms, err := intParam(tool, "timeout_ms", in.TimeoutMs, 30000, minTimeoutMs, maxTimeoutMs, true, inboxDef.allowed["timeout_ms"])
+	ms, err := intParam("timeout_ms", in.TimeoutMs, defaultInboxWaitMs, minTimeoutMs, maxTimeoutMs, true, inboxDef.allowed["timeout_ms"])
 	if err != nil {
 		return nil, "", err
 	}
-	limit, err := intParam(tool, "limit", in.Limit, 50, 1, inboxCap, true, inboxDef.allowed["limit"])
+	limit, err := intParam("limit", in.Limit, defaultInboxLimit, 1, inboxCap, true, inboxDef.allowed["limit"])
 	if err != nil {
 		return nil, "", err
 	}
 	consume := boolOr(in.Consume, true)
 	var recs []*record
 	if in.Target != nil {
-		t, err := s.resolve(ctx, tool, *in.Target, "")
+		t, err := s.resolve(ctx, *in.Target, "")
 		if err != nil {
 			return nil, "", err
 		}

@@ -363,3 +363,36 @@ func TestMessageQueuedBehindARunningTurn(t *testing.T) {
 		t.Fatalf("the first turn is still open after the queued one ended: %+v", first)
 	}
 }
+
+// message_agent with wait:false returns at once (running), and the record then moves on by
+// itself when the turn ends: nobody has to call get_agent_result for it to stop reading running.
+func TestMessageNoWaitSettlesTheRecordByItself(t *testing.T) {
+	e := newEnv(t, "")
+	repo := e.repo()
+	var res AgentResult
+	e.ok("spawn_agent", map[string]any{"prompt": "say one", "kind": "claude", "cwd": repo, "timeout_ms": 60000}, "AgentResult", &res)
+	if res.Status != statusCompleted {
+		t.Fatalf("spawn: %+v", res)
+	}
+	var sent AgentResult
+	e.ok("message_agent", map[string]any{"target": res.TaskID, "message": "say two", "wait": false}, "AgentResult", &sent)
+	if sent.Status != statusRunning || sent.HerdTask == res.HerdTask {
+		t.Fatalf("wait:false: %+v", sent)
+	}
+	// The condition, not a sleep: the record file changes when the watcher settles it.
+	deadline := time.Now().Add(2 * safety)
+	for {
+		rec, err := e.s.store.load(res.TaskID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.HerdTask == sent.HerdTask && rec.Status == statusCompleted && rec.SettledMs != 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			tk, _ := e.c.Task(e.ctx, sent.HerdTask)
+			t.Fatalf("the record still reads %s (herd task %s: %+v) with nobody calling get_agent_result", rec.Status, sent.HerdTask, tk)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

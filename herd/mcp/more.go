@@ -46,8 +46,9 @@ var messageDef = toolDef{name: "message_agent",
 		"wait":       "true or false",
 		"timeout_ms": "an integer >= 1 (milliseconds), clamped to 10000..3600000",
 	},
-	mins:  map[string]float64{"round": 1, "timeout_ms": 1},
-	enums: map[string][]any{"kind": {"NOTE", "REVIEW_FINDINGS", "ACCEPT", "REJECT", "ANSWER"}},
+	mins:     map[string]float64{"round": 1, "timeout_ms": 1},
+	enums:    map[string][]any{"kind": {"NOTE", "REVIEW_FINDINGS", "ACCEPT", "REJECT", "ANSWER"}},
+	defaults: map[string]any{"kind": "NOTE", "round": 1, "wait": false, "timeout_ms": defaultWaitMs},
 }
 
 // reviewPrologue is REVIEW_FINDINGS' standard instruction around the findings.
@@ -73,12 +74,11 @@ func wrapMessage(to, kind string, round int64, msg string) string {
 }
 
 func (s *Server) message(ctx context.Context, in messageIn) (any, string, error) {
-	tool := s.prefix + messageDef.name
 	if strings.TrimSpace(in.Message) == "" {
-		return nil, "", &paramError{tool: tool, param: "message", allowed: messageDef.allowed["message"], got: "an empty message"}
+		return nil, "", &paramError{param: "message", allowed: messageDef.allowed["message"], got: "an empty message"}
 	}
 	if err := herd.CheckPromptText(in.Message); err != nil {
-		return nil, "", &paramError{tool: tool, param: "message", allowed: "text (newlines and tabs are fine): " + err.Error()}
+		return nil, "", &paramError{param: "message", allowed: "text (newlines and tabs are fine): " + err.Error()}
 	}
 	kind := "NOTE"
 	if in.Kind != nil {
@@ -86,18 +86,18 @@ func (s *Server) message(ctx context.Context, in messageIn) (any, string, error)
 		case "NOTE", "REVIEW_FINDINGS", "ACCEPT", "REJECT", "ANSWER":
 			kind = *in.Kind
 		default:
-			return nil, "", &paramError{tool: tool, param: "kind", allowed: messageDef.allowed["kind"], got: fmt.Sprintf("%q", *in.Kind)}
+			return nil, "", &paramError{param: "kind", allowed: messageDef.allowed["kind"], got: fmt.Sprintf("%q", *in.Kind)}
 		}
 	}
-	round, err := intParam(tool, "round", in.Round, 1, 1, 1000, false, messageDef.allowed["round"])
+	round, err := intParam("round", in.Round, 1, 1, 1000, false, messageDef.allowed["round"])
 	if err != nil {
 		return nil, "", err
 	}
-	ms, err := intParam(tool, "timeout_ms", in.TimeoutMs, 600000, minTimeoutMs, maxTimeoutMs, true, messageDef.allowed["timeout_ms"])
+	ms, err := intParam("timeout_ms", in.TimeoutMs, defaultWaitMs, minTimeoutMs, maxTimeoutMs, true, messageDef.allowed["timeout_ms"])
 	if err != nil {
 		return nil, "", err
 	}
-	t, err := s.resolve(ctx, tool, in.Target, deref(in.Machine))
+	t, err := s.resolve(ctx, in.Target, deref(in.Machine))
 	if err != nil {
 		return nil, "", err
 	}
@@ -150,6 +150,9 @@ func (s *Server) message(ctx context.Context, in messageIn) (any, string, error)
 			s.waitTask(ctx, r, deadline)
 		}
 		res = s.harvest(ctx, r)
+		if res.Status == statusRunning {
+			s.watch(r) // the record moves on by itself when the turn ends
+		}
 	} else {
 		if boolOr(in.Wait, false) && pr.Task != "" {
 			s.waitTask(ctx, &record{Name: t.name, HerdTask: pr.Task}, deadline)
@@ -180,13 +183,12 @@ var interruptDef = toolDef{name: "interrupt_agent",
 }
 
 func (s *Server) interrupt(ctx context.Context, in interruptIn) (any, string, error) {
-	tool := s.prefix + interruptDef.name
-	t, err := s.resolve(ctx, tool, in.Target, "")
+	t, err := s.resolve(ctx, in.Target, "")
 	if err != nil {
 		return nil, "", err
 	}
 	if t.rec == nil {
-		return nil, "", fmt.Errorf("%s was not spawned by this adapter: interrupt_agent only stops owned agents (list_agents shows owned ones); use `mosh herd send-keys %s Escape` yourself if you mean it", t.name, t.name)
+		return nil, "", fmt.Errorf("%s was not spawned by this adapter: only owned agents are interrupted (list_agents shows owned ones); use `mosh herd send-keys %s Escape` yourself if you mean it", t.name, t.name)
 	}
 	if t.member == nil || t.member.State == herd.StateGone {
 		return nil, "", fmt.Errorf("%s is gone: nothing to interrupt", t.name)
@@ -221,17 +223,17 @@ type closeIn struct {
 var closeDef = toolDef{name: "close_agent",
 	desc: "Close an owned agent (stop its process). Refuses agents this adapter did not spawn, and a working agent unless force. " +
 		"With remove_worktree an isolated task's worktree is removed first (a dirty one needs force); the branch and the transcript stay.",
-	allowed: map[string]string{"target": "a task id (tk…), a herd task id (t-N) or an agent name", "force": "true or false", "remove_worktree": "true or false"},
+	allowed:  map[string]string{"target": "a task id (tk…), a herd task id (t-N) or an agent name", "force": "true or false", "remove_worktree": "true or false"},
+	defaults: map[string]any{"force": false, "remove_worktree": false},
 }
 
 func (s *Server) closeAgent(ctx context.Context, in closeIn) (any, string, error) {
-	tool := s.prefix + closeDef.name
-	t, err := s.resolve(ctx, tool, in.Target, "")
+	t, err := s.resolve(ctx, in.Target, "")
 	if err != nil {
 		return nil, "", err
 	}
 	if t.rec == nil {
-		return nil, "", fmt.Errorf("%s was not spawned by this adapter: close_agent refuses agents it does not own (list_agents marks them readOnly)", t.name)
+		return nil, "", fmt.Errorf("%s was not spawned by this adapter: only owned agents are closed (list_agents marks the others readOnly)", t.name)
 	}
 	force := boolOr(in.Force, false)
 	r := t.rec
@@ -243,7 +245,7 @@ func (s *Server) closeAgent(ctx context.Context, in closeIn) (any, string, error
 		wt := r.Worktree
 		switch {
 		case wt == nil:
-			return nil, "", fmt.Errorf("task %s has no worktree (it was not spawned with isolated:true): call close_agent without remove_worktree", r.ID)
+			return nil, "", fmt.Errorf("task %s has no worktree (it was not spawned with isolated:true): call again without remove_worktree", r.ID)
 		case wt.Removed:
 			notes = append(notes, "worktree already removed")
 		default:

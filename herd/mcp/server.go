@@ -59,7 +59,10 @@ type Server struct {
 	ctx    context.Context // ends watchers on Close
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
-	spawnM sync.Mutex // serialises client_task_id lookups with record creation
+	// watchMu guards watching: the records a watcher settles in the background (watch).
+	watchMu  sync.Mutex
+	watching map[string]bool
+	spawnM   sync.Mutex // serialises client_task_id lookups with record creation
 }
 
 // New builds the server: it loads $MOSH_HOME/mcp/config.json, prunes old records by retention,
@@ -98,7 +101,7 @@ func New(opts Options) (*Server, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{c: opts.Client, getenv: copts.Getenv, environ: environ, home: home, prefix: prefix, cwd: cwd, ver: opts.Version, store: st, cfg: cfg, cfgErr: problems,
-		slots: newSlots(cfg.MaxParallelAgents, cfg.MaxQueuedAgents), ctx: ctx, cancel: cancel}
+		slots: newSlots(cfg.MaxParallelAgents, cfg.MaxQueuedAgents), ctx: ctx, cancel: cancel, watching: map[string]bool{}}
 	st.prune(cfg.Retention)
 	ver := opts.Version
 	if ver == "" {
@@ -131,23 +134,29 @@ func (s *Server) Config() Config { return s.cfg }
 
 // paramError is a bad argument: it names the parameter and what is allowed.
 type paramError struct {
-	tool, param, allowed, got string
+	param, allowed, got string
 }
 
+// Error names the parameter, not the tool: the tool's name goes in front once, where every
+// error of a tool call is returned (addTool).
 func (e *paramError) Error() string {
 	if e.got != "" {
-		return fmt.Sprintf("%s: parameter %q: %s (got %s)", e.tool, e.param, e.allowed, e.got)
+		return fmt.Sprintf("parameter %q: %s (got %s)", e.param, e.allowed, e.got)
 	}
-	return fmt.Sprintf("%s: parameter %q: %s", e.tool, e.param, e.allowed)
+	return fmt.Sprintf("parameter %q: %s", e.param, e.allowed)
 }
 
 // toolDef is one tool: its name (without prefix), description, and per-parameter allowed-range
-// texts (used in the input schema and in every error about that parameter).
+// texts (used in the input schema and in every error about that parameter), minimums, enums,
+// patterns and defaults, all written into the input schema so a host can check arguments before
+// it calls. A default must be the value the tool uses when the parameter is left out.
 type toolDef struct {
 	name, desc string
 	allowed    map[string]string
 	mins       map[string]float64
 	enums      map[string][]any
+	patterns   map[string]string
+	defaults   map[string]any
 	readOnly   bool
 }
 
@@ -174,6 +183,16 @@ func addTool[In any](s *Server, d toolDef, h func(ctx context.Context, in In) (a
 		if e, ok := d.enums[p]; ok {
 			ps.Enum = e
 		}
+		if pat, ok := d.patterns[p]; ok {
+			ps.Pattern = pat
+		}
+		if v, ok := d.defaults[p]; ok {
+			raw, err := json.Marshal(v)
+			if err != nil {
+				panic(fmt.Sprintf("mcp: default of %s.%s: %v", name, p, err))
+			}
+			ps.Default = raw
+		}
 		// jsonschema-go types optional pointers as ["null", T]; a host sends the value or omits it.
 		if len(ps.Types) == 2 && ps.Types[0] == "null" {
 			ps.Type, ps.Types = ps.Types[1], nil
@@ -184,8 +203,8 @@ func addTool[In any](s *Server, d toolDef, h func(ctx context.Context, in In) (a
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: d.readOnly}}
 	s.srv.AddTool(tool, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		var in In
-		if err := decodeArgs(name, req.Params.Arguments, &in, fields, d.allowed); err != nil {
-			return errResult(err), nil
+		if err := decodeArgs(req.Params.Arguments, &in, fields, d.allowed); err != nil {
+			return errResult(fmt.Errorf("%s: %w", name, err)), nil
 		}
 		out, text, err := h(ctx, in)
 		if err != nil {
@@ -223,13 +242,13 @@ func paramNames(t reflect.Type) []string {
 
 // decodeArgs decodes arguments strictly: unknown parameters and wrong types are errors that name
 // the parameter and what it takes.
-func decodeArgs(tool string, raw json.RawMessage, into any, fields []string, allowed map[string]string) error {
+func decodeArgs(raw json.RawMessage, into any, fields []string, allowed map[string]string) error {
 	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
 		raw = json.RawMessage("{}")
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return fmt.Errorf("%s: arguments must be a JSON object of parameters (%v)", tool, err)
+		return fmt.Errorf("arguments must be a JSON object of parameters (%v)", err)
 	}
 	for k := range m {
 		if !containsStr(fields, k) {
@@ -237,7 +256,7 @@ func decodeArgs(tool string, raw json.RawMessage, into any, fields []string, all
 			if len(fields) > 0 {
 				takes = "the parameters " + strings.Join(fields, ", ")
 			}
-			return &paramError{tool: tool, param: k, allowed: "unknown parameter; " + tool + " takes " + takes}
+			return &paramError{param: k, allowed: "unknown parameter; this tool takes " + takes}
 		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -255,9 +274,9 @@ func decodeArgs(tool string, raw json.RawMessage, into any, fields []string, all
 			} else {
 				a = "want " + jsonKind(te.Type) + ": " + a
 			}
-			return &paramError{tool: tool, param: p, allowed: a, got: "a JSON " + te.Value}
+			return &paramError{param: p, allowed: a, got: "a JSON " + te.Value}
 		}
-		return fmt.Errorf("%s: bad arguments: %v", tool, err)
+		return fmt.Errorf("bad arguments: %v", err)
 	}
 	return nil
 }
@@ -292,23 +311,23 @@ func containsStr(xs []string, s string) bool {
 
 // intParam applies a default and a range to an optional integer: below lo (or above hi, when
 // clamp) it is clamped into range when clamp, else refused with the allowed range.
-func intParam(tool, name string, v *int64, def, lo, hi int64, clamp bool, allowed string) (int64, error) {
+func intParam(name string, v *int64, def, lo, hi int64, clamp bool, allowed string) (int64, error) {
 	if v == nil {
 		return def, nil
 	}
 	x := *v
 	if x < 1 && lo >= 1 || x < 0 {
-		return 0, &paramError{tool: tool, param: name, allowed: allowed, got: fmt.Sprint(x)}
+		return 0, &paramError{param: name, allowed: allowed, got: fmt.Sprint(x)}
 	}
 	if x < lo {
 		if !clamp {
-			return 0, &paramError{tool: tool, param: name, allowed: allowed, got: fmt.Sprint(x)}
+			return 0, &paramError{param: name, allowed: allowed, got: fmt.Sprint(x)}
 		}
 		x = lo
 	}
 	if hi > 0 && x > hi {
 		if !clamp {
-			return 0, &paramError{tool: tool, param: name, allowed: allowed, got: fmt.Sprint(x)}
+			return 0, &paramError{param: name, allowed: allowed, got: fmt.Sprint(x)}
 		}
 		x = hi
 	}

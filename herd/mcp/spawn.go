@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -49,8 +50,20 @@ var spawnDef = toolDef{name: "spawn_agent",
 		"isolated":       "true or false",
 		"machine":        "a remote member's name or host on the roster",
 	},
-	mins:  map[string]float64{"timeout_ms": 1},
-	enums: map[string][]any{"role": {"worker", "reviewer"}},
+	mins:     map[string]float64{"timeout_ms": 1},
+	enums:    map[string][]any{"role": {"worker", "reviewer"}},
+	patterns: map[string]string{"name": vocab.NamePattern},
+	defaults: map[string]any{"role": "worker", "wait": true, "isolated": false}, // kind and timeout_ms: the config's (spawnDefFor)
+}
+
+// spawnDefFor is spawn_agent as this server registers it: its kind and timeout_ms defaults are
+// the config's.
+func spawnDefFor(cfg Config) toolDef {
+	d := spawnDef
+	d.defaults = maps.Clone(spawnDef.defaults)
+	d.defaults["kind"] = cfg.DefaultKind
+	d.defaults["timeout_ms"] = cfg.DefaultTimeoutMs
+	return d
 }
 
 // spawnPlan is a validated spawn.
@@ -78,16 +91,15 @@ func (s *Server) engines() *herd.EnginesResult {
 }
 
 func (s *Server) planSpawn(in spawnIn) (*spawnPlan, error) {
-	tool := s.prefix + spawnDef.name
 	bad := func(p, got string) error {
-		return &paramError{tool: tool, param: p, allowed: spawnDef.allowed[p], got: got}
+		return &paramError{param: p, allowed: spawnDef.allowed[p], got: got}
 	}
 	p := &spawnPlan{in: in}
 	if strings.TrimSpace(in.Prompt) == "" {
 		return nil, bad("prompt", "an empty or missing prompt")
 	}
 	if err := herd.CheckPromptText(in.Prompt); err != nil {
-		return nil, &paramError{tool: tool, param: "prompt", allowed: "text (newlines and tabs are fine): " + err.Error()}
+		return nil, &paramError{param: "prompt", allowed: "text (newlines and tabs are fine): " + err.Error()}
 	}
 	p.role = "worker"
 	if in.Role != nil {
@@ -96,7 +108,7 @@ func (s *Server) planSpawn(in spawnIn) (*spawnPlan, error) {
 		}
 		p.role = *in.Role
 	}
-	ms, err := intParam(tool, "timeout_ms", in.TimeoutMs, s.cfg.DefaultTimeoutMs, minTimeoutMs, maxTimeoutMs, true, spawnDef.allowed["timeout_ms"])
+	ms, err := intParam("timeout_ms", in.TimeoutMs, s.cfg.DefaultTimeoutMs, minTimeoutMs, maxTimeoutMs, true, spawnDef.allowed["timeout_ms"])
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +128,7 @@ func (s *Server) planSpawn(in spawnIn) (*spawnPlan, error) {
 	tab := s.engines()
 	eng, err := tab.Resolve(kind)
 	if err != nil {
-		return nil, &paramError{tool: tool, param: "kind", allowed: "one of " + strings.Join(tab.Names(), ", "), got: fmt.Sprintf("%q", kind)}
+		return nil, &paramError{param: "kind", allowed: "one of " + strings.Join(tab.Names(), ", "), got: fmt.Sprintf("%q", kind)}
 	}
 	p.eng, p.kind = eng, eng.Name
 	model := eng.DefaultModel
@@ -125,7 +137,7 @@ func (s *Server) planSpawn(in spawnIn) (*spawnPlan, error) {
 	}
 	if model != "" {
 		if eng.ModelFlag == "" {
-			return nil, &paramError{tool: tool, param: "model", allowed: fmt.Sprintf("none: kind %s takes no model (its engines-table row has no modelFlag)", eng.Name), got: fmt.Sprintf("%q", model)}
+			return nil, &paramError{param: "model", allowed: fmt.Sprintf("none: kind %s takes no model (its engines-table row has no modelFlag)", eng.Name), got: fmt.Sprintf("%q", model)}
 		}
 		if m, ok := eng.ModelAliases[model]; ok {
 			model = m
@@ -135,10 +147,10 @@ func (s *Server) planSpawn(in spawnIn) (*spawnPlan, error) {
 	}
 	if in.Thinking != nil && *in.Thinking != "" {
 		if len(eng.ThinkingArgs) == 0 {
-			return nil, &paramError{tool: tool, param: "thinking", allowed: fmt.Sprintf("none: kind %s takes no thinking level (its engines-table row has no thinkingArgs)", eng.Name), got: fmt.Sprintf("%q", *in.Thinking)}
+			return nil, &paramError{param: "thinking", allowed: fmt.Sprintf("none: kind %s takes no thinking level (its engines-table row has no thinkingArgs)", eng.Name), got: fmt.Sprintf("%q", *in.Thinking)}
 		}
 		if !slices.Contains(eng.ThinkingLevels, *in.Thinking) {
-			return nil, &paramError{tool: tool, param: "thinking", allowed: fmt.Sprintf("one of %s for kind %s", strings.Join(eng.ThinkingLevels, ", "), eng.Name), got: fmt.Sprintf("%q", *in.Thinking)}
+			return nil, &paramError{param: "thinking", allowed: fmt.Sprintf("one of %s for kind %s", strings.Join(eng.ThinkingLevels, ", "), eng.Name), got: fmt.Sprintf("%q", *in.Thinking)}
 		}
 		p.thinking = *in.Thinking
 		for _, a := range eng.ThinkingArgs {
@@ -175,7 +187,7 @@ func (s *Server) gates(p *spawnPlan) error {
 	}
 	st, err := os.Stat(p.cwd)
 	if err != nil || !st.IsDir() {
-		return &paramError{tool: s.prefix + spawnDef.name, param: "cwd", allowed: "an existing directory", got: fmt.Sprintf("%q (%v)", p.cwd, orNotDir(err))}
+		return &paramError{param: "cwd", allowed: "an existing directory", got: fmt.Sprintf("%q (%v)", p.cwd, orNotDir(err))}
 	}
 	if len(s.cfg.AllowCwd) > 0 {
 		real, err := filepath.EvalSymlinks(p.cwd)
@@ -191,7 +203,7 @@ func (s *Server) gates(p *spawnPlan) error {
 				return nil
 			}
 		}
-		return &paramError{tool: s.prefix + spawnDef.name, param: "cwd", allowed: "a directory inside allowCwd (" + strings.Join(s.cfg.AllowCwd, ", ") + ", from " + ConfigPath(s.home) + ")", got: fmt.Sprintf("%q", p.cwd)}
+		return &paramError{param: "cwd", allowed: "a directory inside allowCwd (" + strings.Join(s.cfg.AllowCwd, ", ") + ", from " + ConfigPath(s.home) + ")", got: fmt.Sprintf("%q", p.cwd)}
 	}
 	return nil
 }
@@ -390,36 +402,53 @@ func (s *Server) waitTask(ctx context.Context, r *record, deadline time.Time) {
 	}
 }
 
-// watch holds the task's concurrency slot until it settles, in the background.
+// watch settles a running record in the background: it waits for the record's herd task to
+// settle and harvests it, which records the new status (completed, blocked, failed…) and frees
+// the task's concurrency slot, if it holds one. So a record left running by a call that did not
+// wait (spawn_agent or message_agent with wait:false, a timeout) moves on by itself. One watcher
+// per record: it follows the record's current herd task (message_agent moves it on).
 func (s *Server) watch(r *record) {
-	if !s.slots.held(r.ID) {
+	id, name := r.ID, r.Name
+	first := *r // the caller keeps its record; the watcher reads its own copies
+	s.watchMu.Lock()
+	if s.watching[id] {
+		s.watchMu.Unlock()
 		return
 	}
+	s.watching[id] = true
+	s.watchMu.Unlock()
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
+		defer func() {
+			s.watchMu.Lock()
+			delete(s.watching, id)
+			s.watchMu.Unlock()
+		}()
+		cur := &first
 		for s.ctx.Err() == nil {
-			s.waitTask(s.ctx, r, time.Now().Add(time.Hour))
+			s.waitTask(s.ctx, cur, time.Now().Add(time.Hour))
 			if s.ctx.Err() != nil {
 				return
 			}
-			cur, err := s.store.load(r.ID)
+			next, err := s.store.load(id)
 			if err != nil {
-				s.slots.release(r.ID)
+				s.slots.release(id)
 				return
 			}
-			res := s.harvest(s.ctx, cur)
+			res := s.harvest(s.ctx, next)
 			if res.Status != statusRunning {
-				s.slots.release(r.ID)
+				s.slots.release(id)
 				return
 			}
-			if r.HerdTask == "" {
+			if next.HerdTask == "" {
 				// No envelope typed yet (boot timeout): the slot frees when the member goes.
-				if _, err := s.c.Wait(s.ctx, []string{r.Name}, herd.WaitOptions{States: []string{herd.StateGone}, Timeout: time.Hour}); err != nil && s.ctx.Err() == nil {
-					s.slots.release(r.ID)
+				if _, err := s.c.Wait(s.ctx, []string{name}, herd.WaitOptions{States: []string{herd.StateGone}, Timeout: time.Hour}); err != nil && s.ctx.Err() == nil {
+					s.slots.release(id)
 					return
 				}
 			}
+			cur = next
 		}
 	}()
 }

@@ -11,7 +11,7 @@ import (
 )
 
 func (s *Server) register() {
-	addTool(s, spawnDef, s.spawn)
+	addTool(s, spawnDefFor(s.cfg), s.spawn)
 	addTool(s, getDef, s.getResult)
 	addTool(s, listDef, s.list)
 	s.registerMore()
@@ -42,9 +42,9 @@ type target struct {
 
 // resolve finds a target by task id, herd task id (t-N) or member name. machine, when set, must
 // match a remote member's name or host.
-func (s *Server) resolve(ctx context.Context, tool, tgt, machine string) (*target, error) {
+func (s *Server) resolve(ctx context.Context, tgt, machine string) (*target, error) {
 	if tgt == "" {
-		return nil, &paramError{tool: tool, param: "target", allowed: "a task id (tk…), a herd task id (t-N) or an agent name", got: "an empty target"}
+		return nil, &paramError{param: "target", allowed: "a task id (tk…), a herd task id (t-N) or an agent name", got: "an empty target"}
 	}
 	var rec *record
 	name := tgt
@@ -67,7 +67,7 @@ func (s *Server) resolve(ctx context.Context, tool, tgt, machine string) (*targe
 		}
 	default:
 		if !herd.ValidName(tgt) {
-			return nil, &paramError{tool: tool, param: "target", allowed: "a task id (tk…), a herd task id (t-N) or an agent name", got: fmt.Sprintf("%q", tgt)}
+			return nil, &paramError{param: "target", allowed: "a task id (tk…), a herd task id (t-N) or an agent name", got: fmt.Sprintf("%q", tgt)}
 		}
 		rec = s.store.byName(tgt)
 	}
@@ -93,6 +93,12 @@ type getIn struct {
 	Machine   *string `json:"machine,omitempty" jsonschema:"A remote member's name or host (owned tasks remember theirs)."`
 }
 
+// Defaults of the waiting tools, in their input schemas and in their code.
+const (
+	defaultWaitMs = 600000 // get_agent_result and message_agent
+	defaultLines  = 80     // get_agent_result's screen tail
+)
+
 var getDef = toolDef{name: "get_agent_result",
 	desc: "Harvest a task's AgentResult, optionally waiting until it settles. For an agent this adapter did not spawn it returns an observation (status idle, nextAction none) and never re-submits anything.",
 	allowed: map[string]string{
@@ -103,20 +109,20 @@ var getDef = toolDef{name: "get_agent_result",
 		"machine":    "a remote member's name or host on the roster",
 	},
 	mins:     map[string]float64{"timeout_ms": 1, "lines": 1},
+	defaults: map[string]any{"wait": true, "timeout_ms": defaultWaitMs, "lines": defaultLines},
 	readOnly: true,
 }
 
 func (s *Server) getResult(ctx context.Context, in getIn) (any, string, error) {
-	tool := s.prefix + getDef.name
-	ms, err := intParam(tool, "timeout_ms", in.TimeoutMs, 600000, minTimeoutMs, maxTimeoutMs, true, getDef.allowed["timeout_ms"])
+	ms, err := intParam("timeout_ms", in.TimeoutMs, defaultWaitMs, minTimeoutMs, maxTimeoutMs, true, getDef.allowed["timeout_ms"])
 	if err != nil {
 		return nil, "", err
 	}
-	lines, err := intParam(tool, "lines", in.Lines, 80, 1, 10000, false, getDef.allowed["lines"])
+	lines, err := intParam("lines", in.Lines, defaultLines, 1, 10000, false, getDef.allowed["lines"])
 	if err != nil {
 		return nil, "", err
 	}
-	t, err := s.resolve(ctx, tool, in.Target, deref(in.Machine))
+	t, err := s.resolve(ctx, in.Target, deref(in.Machine))
 	if err != nil {
 		return nil, "", err
 	}
@@ -183,6 +189,7 @@ type listIn struct {
 var listDef = toolDef{name: "list_agents",
 	desc:     "Fleet view: every herd member, owned (spawned by this adapter, with its task) or foreign (read-only).",
 	allowed:  map[string]string{"owned_only": "true or false", "machine": "a remote member's name or host on the roster"},
+	defaults: map[string]any{"owned_only": false},
 	readOnly: true,
 }
 

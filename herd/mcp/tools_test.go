@@ -316,19 +316,27 @@ func TestBadParameters(t *testing.T) {
 		if !strings.Contains(msg, `parameter "`+c.param+`"`) || !strings.Contains(msg, c.want) {
 			t.Errorf("%s %v: %q, want it to name %q and say %q", c.tool, c.args, msg, c.param, c.want)
 		}
+		// The tool is named once, in front: the host shows which tool failed already.
+		if !strings.HasPrefix(msg, DefaultPrefix+c.tool+": ") || strings.Count(msg, c.tool) != 1 {
+			t.Errorf("%s %v: %q names the tool other than once, in front", c.tool, c.args, msg)
+		}
+	}
+	// An error from inside a tool (not about a parameter) also names it once.
+	if msg := e.fails("get_agent_result", map[string]any{"target": "nobody"}); !strings.HasPrefix(msg, DefaultPrefix+"get_agent_result: ") || strings.Count(msg, "get_agent_result") != 1 {
+		t.Errorf("get_agent_result of an unknown agent: %q names the tool other than once, in front", msg)
 	}
 	if ms, _ := e.c.List(e.ctx); len(ms) != 0 {
 		t.Fatalf("bad arguments started %d members", len(ms))
 	}
 	// The documented clamps clamp instead of refusing.
 	for _, c := range []struct{ in, want int64 }{{1, minTimeoutMs}, {5_000_000, maxTimeoutMs}, {20_000, 20_000}} {
-		got, err := intParam("t", "timeout_ms", &c.in, 0, minTimeoutMs, maxTimeoutMs, true, "")
+		got, err := intParam("timeout_ms", &c.in, 0, minTimeoutMs, maxTimeoutMs, true, "")
 		if err != nil || got != c.want {
 			t.Errorf("timeout_ms %d → %d %v, want %d", c.in, got, err, c.want)
 		}
 	}
 	big := int64(500)
-	if got, err := intParam("t", "limit", &big, 50, 1, inboxCap, true, ""); err != nil || got != inboxCap {
+	if got, err := intParam("limit", &big, 50, 1, inboxCap, true, ""); err != nil || got != inboxCap {
 		t.Errorf("limit 500 → %d %v, want the 200 cap", got, err)
 	}
 	// The input schemas say so too.

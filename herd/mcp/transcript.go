@@ -125,25 +125,28 @@ var readDef = toolDef{name: "read_agent",
 		"limit":  "an integer >= 1, capped at 100",
 	},
 	mins:     map[string]float64{"from": 0, "limit": 1},
+	defaults: map[string]any{"from": 0, "limit": defaultPage},
 	readOnly: true,
 }
 
+// defaultPage is how many transcript messages read_agent returns when limit is left out.
+const defaultPage = 20
+
 func (s *Server) readAgent(ctx context.Context, in readIn) (any, string, error) {
-	tool := s.prefix + readDef.name
-	from, err := intParam(tool, "from", in.From, 0, 0, 0, false, readDef.allowed["from"])
+	from, err := intParam("from", in.From, 0, 0, 0, false, readDef.allowed["from"])
 	if err != nil {
 		return nil, "", err
 	}
-	limit, err := intParam(tool, "limit", in.Limit, 20, 1, 100, true, readDef.allowed["limit"])
+	limit, err := intParam("limit", in.Limit, defaultPage, 1, 100, true, readDef.allowed["limit"])
 	if err != nil {
 		return nil, "", err
 	}
-	t, err := s.resolve(ctx, tool, in.Target, "")
+	t, err := s.resolve(ctx, in.Target, "")
 	if err != nil {
 		return nil, "", err
 	}
 	if t.rec == nil {
-		return nil, "", fmt.Errorf("%s was not spawned by this adapter: read_agent reads owned tasks' transcripts; get_agent_result observes other agents", t.name)
+		return nil, "", fmt.Errorf("%s was not spawned by this adapter: only owned tasks' transcripts are read; get_agent_result observes other agents", t.name)
 	}
 	r := t.rec
 	path := findTranscript(s.getenv, r.Kind, r.WorkDir, r.CreatedMs)

@@ -382,15 +382,13 @@ func hPrompt(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 		}
 		return nil, m.kind.blockedRefusal(kind)
 	}
-	if p.Continue != "" {
-		if m.task == nil || m.task.id != p.Continue {
-			d.state.unlock()
-			return nil, exitcode.New(exitcode.Usage, "task %s is not the running task of %s: only a running task takes a follow-up (see `mosh herd task %s`)", p.Continue, m.name, p.Continue)
-		}
+	if p.Continue != "" && !m.takesFollowUpLocked(p.Continue) {
+		d.state.unlock()
+		return nil, exitcode.New(exitcode.Usage, "task %s is neither the running task of %s nor queued on it: only a task that has not ended takes a follow-up (see `mosh herd task %s`)", p.Continue, m.name, p.Continue)
 	}
 	if queue {
 		qp = &queuedPrompt{text: p.Text, id: p.Continue, cont: p.Continue != ""}
-		m.queue = append(m.queue, qp)
+		m.enqueueLocked(qp)
 	} else {
 		m.typing = "-" // the member is ours until the prompt is typed (or sent)
 	}

@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,14 +22,54 @@ import (
 //
 // `prompt --now` types at once on purpose (the running task ends canceled, superseded); `kill t-N`
 // or A2A tasks/cancel of a queued task removes it untyped (canceled). An A2A follow-up message
-// carrying the id of the running task is queued into that task (a continuation): the task stays
-// open past the end of its turn and the continuation is typed as part of it.
+// carrying the id of a task that has not ended (running, or still queued) is queued into that
+// task (a continuation): it goes right behind the task's own turns, ahead of every other task,
+// the task stays open past the end of its turn and the continuation is typed as part of it.
 
 // queuedPrompt is one prompt waiting for its member. Guarded by the state lock.
 type queuedPrompt struct {
 	id   string // ledger task id; "" while its mint is in flight
 	text string
-	cont bool // continues task id (the running task) instead of being a task of its own
+	cont bool // continues task id instead of being a task of its own
+	// unnoted: a continuation of a task that was not running yet when it came, so its
+	// "continued" note could not be linked to the task; it is recorded when it is typed.
+	unnoted bool
+}
+
+// takesFollowUpLocked says whether task id can take a follow-up on this member: it is the
+// running task, the one being typed, or a task waiting in the queue. The caller holds the state
+// lock.
+func (m *member) takesFollowUpLocked(id string) bool {
+	if (m.task != nil && m.task.id == id) || m.typing == id {
+		return true
+	}
+	for _, q := range m.queue {
+		if q.id == id && !q.cont {
+			return true
+		}
+	}
+	return false
+}
+
+// enqueueLocked puts qp in the member's queue. A new task goes last; a continuation goes right
+// behind the last entry of its task (the task itself or an earlier continuation of it), or
+// first when the task is running, so a task's turns are never split by another task (which
+// would supersede it) and are typed in the order they came. The caller holds the state lock.
+func (m *member) enqueueLocked(qp *queuedPrompt) {
+	if !qp.cont {
+		m.queue = append(m.queue, qp)
+		return
+	}
+	at := 0
+	queued := false
+	for i, q := range m.queue {
+		if q.id == qp.id {
+			at = i + 1
+			queued = queued || !q.cont
+		}
+	}
+	qp.unnoted = queued || m.task == nil || m.task.id != qp.id
+	m.queue = slices.Insert(m.queue, at, qp)
 }
 
 // busyLocked says whether a new prompt must wait in the queue. The caller holds the state lock.
@@ -95,9 +136,11 @@ func (d *daemon) enqueuePrompt(m *member, qp *queuedPrompt, cur herd.Reading) (h
 		return res, d.ledgerUnavailable()
 	}
 	now := time.Now()
-	if qp.cont {
+	if qp.cont && !qp.unnoted {
 		// The follow-up is part of the running task: recorded on it now (a "continued" note, so
-		// the task's history lists it), typed when the member is next at rest.
+		// the task's history lists it), typed when the member is next at rest. A follow-up to a
+		// task not running yet is noted when it is typed (typeQueued), once the task is the one
+		// the note links to.
 		tr := ledger.Transition{At: now, State: cur.State, Kind: cur.BlockedOn, Authority: cur.Authority, Note: herd.NoteContinued + clip(qp.text, 200)}
 		var err error
 		d.lw.do(m.name, func() { _, err = d.tasks.RecordTransition(m.name, tr) })
@@ -107,7 +150,7 @@ func (d *daemon) enqueuePrompt(m *member, qp *queuedPrompt, cur herd.Reading) (h
 			})
 			return res, exitcode.New(exitcode.Infra, "cannot record the follow-up in the ledger: %v (nothing was queued; see `mosh herd doctor`)", err)
 		}
-	} else {
+	} else if !qp.cont {
 		var (
 			t   ledger.Task
 			err error
@@ -203,11 +246,22 @@ func (p ptyMember) typeQueued(qp *queuedPrompt) {
 			d.state.unlock()
 			return
 		}
-		// The artifact of the task is the answer to its latest message.
+		// The artifact keeps the turn that ended (earlier) and starts over for this one.
+		t.earlier = d.artifactLocked(m, t).Text + turnHeader(qp.text)
 		t.baseLines, t.baseHist, t.sawActive, t.final = baseLines, base, false, ""
 		t.started, t.screenActive = false, false
 		t.stopGrace()
+		cur := m.reading
 		d.state.unlock()
+		if qp.unnoted {
+			// Its task was still queued when the follow-up came: noted now that it runs.
+			tr := ledger.Transition{At: time.Now(), State: cur.State, Kind: cur.BlockedOn, Authority: cur.Authority, Note: herd.NoteContinued + clip(qp.text, 200)}
+			var err error
+			d.lw.do(m.name, func() { _, err = d.tasks.RecordTransition(m.name, tr) })
+			if err != nil {
+				d.logger.Printf("queue: %s: noting the follow-up to %s: %v", m.name, qp.id, err)
+			}
+		}
 	} else if err := d.startQueued(m, qp, baseLines, base); err != nil {
 		d.logger.Printf("queue: %s: cannot start %s: %v", m.name, qp.id, err)
 		return
@@ -266,7 +320,7 @@ func (d *daemon) supersedeLocked(m *member, now time.Time) {
 	}
 	old.stopGrace()
 	art := d.artifactLocked(m, old)
-	m.lastClosed = &closedTask{id: old.id, hook: art.Source == ledger.SourceHook}
+	m.lastClosed = &closedTask{id: old.id, hook: art.Source == ledger.SourceHook, earlier: old.earlier}
 	d.lw.post(m.name, func() {
 		if err := d.tasks.CloseTask(old.id, end, art); err != nil {
 			d.logger.Printf("ledger: close %s: %v", old.id, err)
@@ -357,7 +411,8 @@ func (d *daemon) cancelTask(id string) (herd.CancelTaskResult, error) {
 		d.state.lock()
 		for _, q := range m.queue {
 			if q.id == id && !q.cont {
-				m.removeQueuedLocked(q)
+				// Untyped, with the follow-ups queued into it.
+				m.queue = slices.DeleteFunc(m.queue, func(q *queuedPrompt) bool { return q.id == id })
 				d.state.unlock()
 				d.closeQueued(m, []string{id}, ledger.StateCanceled, "canceled before it was typed")
 				d.lw.flush(m.name)

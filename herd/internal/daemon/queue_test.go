@@ -250,9 +250,59 @@ func TestContinueQueuesIntoTheRunningTask(t *testing.T) {
 	if s := h.read("m"); !strings.Contains(s, "first turn") || !strings.Contains(s, "❯ second turn") {
 		t.Fatalf("screen:\n%s", s)
 	}
-	// Only the running task takes a follow-up.
+	// A task that has ended takes no follow-up.
 	_, err = h.c.Prompt(h.ctx, "m", "late", herd.PromptOptions{Continue: first.Task})
 	wantCode(t, err, exitcode.Usage)
+}
+
+// A follow-up into the running task goes ahead of a task already queued behind it (the running
+// task stays open for it, so behind that task it would wait forever), and a follow-up into a
+// queued task goes right behind that task: every turn is typed, in the order of its task, and
+// no task is superseded.
+func TestContinueGoesRightBehindItsTask(t *testing.T) {
+	h := newParallelHerd(t)
+	h.startFake(t, "m", "FAKEENGINE_TURN=1s")
+	first, err := h.c.Prompt(h.ctx, "m", "turn one", herd.PromptOptions{Wait: true, States: []string{"working"}, Timeout: testTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := h.c.Prompt(h.ctx, "m", "turn three", herd.PromptOptions{})
+	if err != nil || !second.Queued {
+		t.Fatalf("second prompt: %+v %v", second, err)
+	}
+	if _, err := h.c.Prompt(h.ctx, "m", "turn two", herd.PromptOptions{Continue: first.Task}); err != nil {
+		t.Fatalf("follow-up into the running task behind a queued one: %v", err)
+	}
+	if _, err := h.c.Prompt(h.ctx, "m", "turn four", herd.PromptOptions{Continue: second.Task}); err != nil {
+		t.Fatalf("follow-up into a queued task: %v", err)
+	}
+	last, err := h.c.Prompt(h.ctx, "m", "turn five", herd.PromptOptions{Wait: true, States: []string{"done", "idle"}, Timeout: testTimeout})
+	if err != nil || last.Outcome == "timeout" {
+		t.Fatalf("the queue never reached the last prompt: %+v %v", last, err)
+	}
+	// A continued task keeps every turn's output, in order, not only its last turn's.
+	for id, turns := range map[string][2]string{first.Task: {"turn one", "turn two"}, second.Task: {"turn three", "turn four"}} {
+		task, err := h.c.Task(h.ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if task.Open || (task.State != herd.StateDone && task.State != herd.StateIdle) || task.Artifact == nil {
+			t.Fatalf("task %s, continued with %q: %+v", id, turns[1], task)
+		}
+		a, b := strings.Index(task.Artifact.Text, turns[0]), strings.LastIndex(task.Artifact.Text, turns[1])
+		if a < 0 || b < a {
+			t.Fatalf("task %s keeps %q, want both turns' output (%q then %q)", id, task.Artifact.Text, turns[0], turns[1])
+		}
+	}
+	s := h.read("m")
+	prev := -1
+	for _, turn := range []string{"turn one", "turn two", "turn three", "turn four", "turn five"} {
+		at := strings.Index(s, "❯ "+turn)
+		if at <= prev {
+			t.Fatalf("%q typed out of order:\n%s", turn, s)
+		}
+		prev = at
+	}
 }
 
 // restore --resume twice: the resume arguments go before the member's own arguments at launch

@@ -68,14 +68,32 @@ type openTask struct {
 	final      string // the engine's final message from a hook, once it sent one
 	// interrupted: Escape or Ctrl-C was sent while the task ran (noteKeys).
 	interrupted bool
+	// earlier is the output of the task's earlier turns, when follow-ups continued it, each
+	// after the line that names the follow-up that ended it (turnHeader): the artifact keeps
+	// every turn's output, not only the last one's.
+	earlier string
+}
+
+// turnHeader is the line between two turns' outputs in a continued task's artifact.
+func turnHeader(followUp string) string {
+	return "\n\n--- follow-up: " + clip(firstLineOf(followUp), 80) + " ---\n\n"
+}
+
+func firstLineOf(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
 
 // closedTask remembers the member's last closed task, so a final message that arrives after the
 // screen closed the task (or after the next prompt was typed, before the engine took it up) still
 // becomes its artifact.
 type closedTask struct {
-	id   string
-	hook bool // its artifact already is the engine's own message
+	id      string
+	hook    bool   // its artifact already is the engine's own message
+	earlier string // its earlier turns' output (openTask.earlier), kept in front of a late message
 }
 
 // finalMessage extracts the engine's own final message from a hook payload through the engines
@@ -304,7 +322,7 @@ func (d *daemon) closeTaskLocked(m *member, t *openTask, ev *herd.Event, op *led
 	m.task = nil
 	ev.TaskEnded = true
 	op.closeID, op.art = t.id, d.artifactLocked(m, t)
-	m.lastClosed = &closedTask{id: t.id, hook: op.art.Source == ledger.SourceHook}
+	m.lastClosed = &closedTask{id: t.id, hook: op.art.Source == ledger.SourceHook, earlier: t.earlier}
 	switch {
 	case exited && m.killing:
 		ev.TaskState = ledger.StateCanceled
@@ -408,7 +426,7 @@ func (d *daemon) hookArrived(m *member, payload []byte) {
 	if c := m.lastClosed; c != nil && !c.hook {
 		c.hook = true
 		id := c.id
-		art := ledger.Artifact{Text: msg, Source: ledger.SourceHook}
+		art := ledger.Artifact{Text: c.earlier + msg, Source: ledger.SourceHook}
 		d.lw.post(m.name, func() {
 			if err := d.tasks.ReplaceArtifact(id, art); err != nil {
 				d.logger.Printf("ledger: artifact of %s: %v", id, err)
@@ -420,10 +438,14 @@ func (d *daemon) hookArrived(m *member, payload []byte) {
 // artifactLocked is what the task came back with (see the top of this file). The caller holds
 // the state lock; the screen has its own.
 func (d *daemon) artifactLocked(m *member, t *openTask) ledger.Artifact {
-	if t.final != "" {
-		return ledger.Artifact{Text: t.final, Source: ledger.SourceHook}
+	art := ledger.Artifact{Text: t.final, Source: ledger.SourceHook}
+	if t.final == "" {
+		art = m.kind.artifactLocked(t)
 	}
-	return m.kind.artifactLocked(t)
+	if t.earlier != "" {
+		art.Text = t.earlier + art.Text
+	}
+	return art
 }
 
 // screenDeltaMaxLines bounds the text compared: the artifact keeps 8000 characters anyway.
