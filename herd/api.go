@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mosh-dev/mosh/exitcode"
+	"github.com/mosh-dev/mosh/herd/screen/snapshot"
 	"github.com/mosh-dev/mosh/herd/vocab"
 )
 
@@ -258,6 +259,8 @@ type PromptResult struct {
 type ReadParams struct {
 	Name  string `json:"name"`
 	Lines int    `json:"lines,omitempty"` // default 60
+	// Grid asks for the visible screen with its looks too (ReadResult.Grid): the dashboard draws it.
+	Grid bool `json:"grid,omitempty"`
 }
 
 type ReadResult struct {
@@ -268,6 +271,9 @@ type ReadResult struct {
 	Screen    string `json:"screen"` // text, lines joined by "\n", trailing blanks trimmed
 	AltScreen bool   `json:"altScreen,omitempty"`
 	Title     string `json:"title,omitempty"`
+	// Grid is the visible screen as styled runs and the cursor, with ReadParams.Grid, for a
+	// member with a terminal (a remote member has none: nil).
+	Grid *snapshot.Grid `json:"grid,omitempty"`
 }
 
 // SendKeysParams: keys are tmux-style names (Enter, Escape, C-c, Up, Tab, BSpace, Space…) or literal text.

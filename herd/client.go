@@ -558,6 +558,13 @@ func (c *Client) Read(ctx context.Context, name string, lines int) (*ReadResult,
 	return &r, c.call(ctx, MethodRead, ReadParams{Name: name, Lines: lines}, &r)
 }
 
+// ReadGrid is Read with the visible screen's looks (ReadResult.Grid: styled runs per row and the
+// cursor), as the dashboard draws it.
+func (c *Client) ReadGrid(ctx context.Context, name string) (*ReadResult, error) {
+	var r ReadResult
+	return &r, c.call(ctx, MethodRead, ReadParams{Name: name, Lines: 1, Grid: true}, &r)
+}
+
 // SendKeys writes keys (Enter, Escape, C-c, Up, Tab, BSpace, Space, digits, literal text) as real bytes.
 func (c *Client) SendKeys(ctx context.Context, name string, keys ...string) (*SendKeysResult, error) {
 	var r SendKeysResult

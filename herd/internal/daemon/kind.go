@@ -21,7 +21,7 @@ type memberKind interface {
 	// row renders the member as a ps row.
 	row() *herd.Member
 	// read is what the member shows: the last lines of its screen, or the remote's last answer.
-	read(lines int) herd.ReadResult
+	read(p herd.ReadParams) herd.ReadResult
 	// explain fills in why the member reads its state.
 	explain(r *herd.ExplainResult)
 

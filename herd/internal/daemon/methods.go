@@ -508,17 +508,20 @@ func hRead(ctx context.Context, sc *serverConn, params json.RawMessage) (any, er
 	if err != nil {
 		return nil, err
 	}
-	n := p.Lines
-	if n <= 0 {
-		n = herd.DefaultReadLines
+	if p.Lines <= 0 {
+		p.Lines = herd.DefaultReadLines
 	}
-	return m.kind.read(n), nil
+	return m.kind.read(p), nil
 }
 
-func (p ptyMember) read(n int) herd.ReadResult {
+func (p ptyMember) read(rp herd.ReadParams) herd.ReadResult {
 	m := p.member
 	snap := m.scr.Snapshot()
-	r := herd.ReadResult{Name: m.name, Screen: m.scr.Text(n), AltScreen: snap.AltScreen, Title: snap.Title}
+	r := herd.ReadResult{Name: m.name, Screen: m.scr.Text(rp.Lines), AltScreen: snap.AltScreen, Title: snap.Title}
+	if rp.Grid {
+		g := m.scr.Grid()
+		r.Grid = &g
+	}
 	m.d.withState(func() {
 		r.State, r.BlockedOn, r.Authority = m.reading.State, m.reading.BlockedOn, m.reading.Authority
 	})
