@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
 	"github.com/mosh-dev/mosh/conformance/internal/fakeherd"
@@ -303,6 +306,54 @@ func TestDashboardInChromium(t *testing.T) {
 		}
 		if !strings.Contains(screen, "❯") {
 			t.Errorf("the screen does not show the fake engine's input box:\n%s", screen)
+		}
+	})
+
+	t.Run("refused without a session, with a forged cookie, without the CSRF token", func(t *testing.T) {
+		hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		do := func(method, path, cookie, csrf string) int {
+			req, _ := http.NewRequest(method, h.base+path, strings.NewReader(`{"text":"1"}`))
+			req.Header.Set("Content-Type", "application/json")
+			if cookie != "" {
+				req.Header.Set("Cookie", "mosh_session="+cookie)
+			}
+			if csrf != "" {
+				req.Header.Set("X-CSRF-Token", csrf)
+			}
+			resp, err := hc.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			return resp.StatusCode
+		}
+		if got := do("GET", "/ui/api/roster", "", ""); got != http.StatusUnauthorized {
+			t.Errorf("roster without a session = %d, want 401", got)
+		}
+		if got := do("POST", "/ui/api/members/menu/prompt", "mc1.AAAA.forged", "x"); got != http.StatusUnauthorized {
+			t.Errorf("prompt with a forged cookie = %d, want 401", got)
+		}
+		// The browser's own session, without its CSRF token.
+		res, err := chromedp.Run(ctx, chromedp.Action[network.GetCookiesResult](func(ctx context.Context, tg *chromedp.Target) (network.GetCookiesResult, error) {
+			return cdp.Call(ctx, tg, network.GetCookies, network.GetCookiesParams{URLs: []string{h.base + "/ui/"}})
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var session string
+		for _, c := range res.Cookies {
+			if c.Name == "mosh_session" {
+				session = c.Value
+			}
+		}
+		if session == "" {
+			t.Fatal("the browser holds no session cookie")
+		}
+		if got := do("GET", "/ui/api/roster", session, ""); got != http.StatusOK {
+			t.Fatalf("roster with the browser's session = %d", got)
+		}
+		if got := do("POST", "/ui/api/members/menu/prompt", session, ""); got != http.StatusForbidden {
+			t.Errorf("prompt without the CSRF token = %d, want 403", got)
 		}
 	})
 
