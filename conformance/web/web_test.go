@@ -367,7 +367,7 @@ func TestDashboardInChromium(t *testing.T) {
 		if err := chromedp.Do(sctx, chromedp.Navigate(h.base+"/ui/"), chromedp.Poll[chromedp.Void](rowState("menu", "blocked"))); err != nil {
 			t.Fatal(err)
 		}
-		roster, err := chromedp.Run(sctx, chromedp.FullScreenshot(90))
+		roster, err := chromedp.Run(sctx, chromedp.FullScreenshot(100))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -375,7 +375,7 @@ func TestDashboardInChromium(t *testing.T) {
 			chromedp.Poll[chromedp.Void](`document.getElementById("screen").textContent.length > 0 && document.querySelectorAll('[data-role="option"]').length > 0`)); err != nil {
 			t.Fatal(err)
 		}
-		member, err := chromedp.Run(sctx, chromedp.FullScreenshot(90))
+		member, err := chromedp.Run(sctx, chromedp.FullScreenshot(100))
 		if err != nil {
 			t.Fatal(err)
 		}
