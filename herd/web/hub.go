@@ -134,11 +134,14 @@ func (h *hub) follow(c *herd.Client) {
 			if !ok {
 				return
 			}
-			if ev.Type == herd.EventState || ev.Type == herd.EventAdded {
-				h.mu.Lock()
+			h.mu.Lock()
+			switch ev.Type {
+			case herd.EventState, herd.EventAdded:
 				h.since[ev.Name] = ev.AtMs
-				h.mu.Unlock()
+			case herd.EventRemoved:
+				delete(h.since, ev.Name)
 			}
+			h.mu.Unlock()
 			if fire == nil {
 				fire = time.After(h.coalesce)
 			}

@@ -135,6 +135,9 @@ func (d *Dashboard) refuse(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusUnauthorized, "sign in to the dashboard first ("+Prefix+"signin, with the herd token: `mosh herd token --show` on the server)")
 	}
 	if c, err := r.Cookie(sessionCookie); err == nil && c.Value != "" {
+		// A dead session (signed out elsewhere, expired, the token rotated, serve restarted): the
+		// browser is told to drop it, so it stops presenting it.
+		d.setCookie(w, r, sessionCookie, "", -1)
 		d.opts.Auth.Refuse(w, r, answer)
 		return
 	}

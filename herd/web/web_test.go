@@ -266,6 +266,10 @@ func TestForgedRevokedAndRotatedSessionsRefused(t *testing.T) {
 	if got := get("mc1.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA.forged"); got != http.StatusUnauthorized {
 		t.Errorf("forged cookie = %d, want 401", got)
 	}
+	resp, _ := e.do(e.srv.Client(), "GET", "/ui/api/roster", nil, map[string]string{"Cookie": sessionCookie + "=mc1.dead"})
+	if cs := resp.Cookies(); len(cs) != 1 || cs[0].Name != sessionCookie || cs[0].MaxAge >= 0 {
+		t.Errorf("a dead session cookie is not cleared: %v", cs)
+	}
 	cred, _, err := e.auth.Mint()
 	if err != nil {
 		t.Fatal(err)
@@ -290,7 +294,7 @@ func TestForgedRevokedAndRotatedSessionsRefused(t *testing.T) {
 		t.Fatalf("live session = %d", got)
 	}
 	form := url.Values{"csrf": {csrf}}
-	resp, _ := e.do(c, "POST", "/ui/signout", strings.NewReader(form.Encode()), map[string]string{"Content-Type": "application/x-www-form-urlencoded"})
+	resp, _ = e.do(c, "POST", "/ui/signout", strings.NewReader(form.Encode()), map[string]string{"Content-Type": "application/x-www-form-urlencoded"})
 	if resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("sign-out = %d", resp.StatusCode)
 	}

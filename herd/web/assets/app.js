@@ -96,6 +96,16 @@ function answerControls(name, q, blockedOn, status) {
   return box;
 }
 
+// streamLost: a stream the browser retries says so; one it gave up on (an answer other than 200,
+// such as 401 once the session ended) sends the page to the sign-in when the session is gone.
+async function streamLost(src) {
+  conn.textContent = "reconnecting…";
+  if (src.readyState !== EventSource.CLOSED) return;
+  const r = await fetch("/ui/api/roster", { credentials: "same-origin" });
+  if (r.status === 401) location.assign("/ui/signin");
+  else conn.textContent = "disconnected: reload the page";
+}
+
 // ---- roster -------------------------------------------------------------------------------------
 
 let rosterSource = null;
@@ -111,7 +121,7 @@ function showRoster() {
   const keep = new Map(); // name → status line, kept across updates while an answer is pending
   rosterSource = new EventSource("/ui/api/events");
   rosterSource.addEventListener("open", () => { conn.textContent = "live"; });
-  rosterSource.addEventListener("error", () => { conn.textContent = "reconnecting…"; });
+  rosterSource.addEventListener("error", () => streamLost(rosterSource));
   rosterSource.addEventListener("roster", (ev) => {
     const msg = JSON.parse(ev.data);
     err.textContent = msg.error || "";
@@ -217,7 +227,7 @@ async function showMember(name) {
 
   screenSource = new EventSource("/ui/api/members/" + encodeURIComponent(name) + "/screen");
   screenSource.addEventListener("open", () => { conn.textContent = "live"; });
-  screenSource.addEventListener("error", () => { conn.textContent = "reconnecting…"; });
+  screenSource.addEventListener("error", () => streamLost(screenSource));
   screenSource.addEventListener("screen", (ev) => drawScreen(pre, JSON.parse(ev.data)));
   screenSource.addEventListener("gone", () => { screenSource.close(); conn.textContent = name + " is gone"; });
 
@@ -239,8 +249,13 @@ async function showMember(name) {
   };
   await refresh();
   // The roster stream says when this member changed; the page then re-reads it.
+  let lastRow = "";
   rosterSource = new EventSource("/ui/api/events");
-  rosterSource.addEventListener("roster", () => refresh());
+  rosterSource.addEventListener("error", () => streamLost(rosterSource));
+  rosterSource.addEventListener("roster", (ev) => {
+    const row = JSON.stringify(JSON.parse(ev.data).members.find((m) => m.name === name) || null);
+    if (row !== lastRow) { lastRow = row; refresh(); }
+  });
 }
 
 function drawActs(acts, name, m, actionable, status) {
