@@ -59,6 +59,13 @@ var handlers = map[string]handler{
 	herd.MethodLog:          hLog,
 	herd.MethodStats:        hStats,
 	herd.MethodAnswer:       hAnswer,
+	herd.MethodNotifyAdd:    hNotifyAdd,
+	herd.MethodNotifyList:   hNotifyList,
+	herd.MethodNotifyRemove: hNotifyRemove,
+	herd.MethodNotifyTest:   hNotifyTest,
+	herd.MethodNotifySend:   hNotifySend,
+	herd.MethodAsk:          hAsk,
+	herd.MethodReply:        hReply,
 	herd.MethodCancelTask:   hCancelTask,
 	herd.MethodInterrupt:    hInterrupt,
 
