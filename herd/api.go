@@ -62,6 +62,9 @@ const (
 	MethodInterrupt = "interrupt"
 	MethodLog       = "log"
 	MethodStats     = "stats"
+	// MethodAnswer answers a blocked member, checked against its question (herd.Question): a
+	// menu takes an option's number or label, a permission yes/no/always, a question text.
+	MethodAnswer = "answer"
 
 	// NotifyEvent is the server→client notification carrying one Event to a subscriber.
 	NotifyEvent = "event"
@@ -218,6 +221,28 @@ type PromptOptions struct {
 	// task's id) instead of minting a new task: typed when the member is next at rest, recorded
 	// on the task as a "continued: …" transition.
 	Continue string `json:"continue,omitempty"`
+	// By says who answers, with Answer: recorded on the open task ("" = the client's AnswerBy).
+	By string `json:"by,omitempty"`
+}
+
+// AnswerParams answers a blocked member (MethodAnswer).
+type AnswerParams struct {
+	Name   string `json:"name"`
+	Answer string `json:"answer"`
+	// By says who answers ("alice (cli)"), recorded on the member's open task; "" = "unknown".
+	By string `json:"by,omitempty"`
+}
+
+// AnswerResult says what the answer became: the keys pressed (a menu option's number, a
+// permission's key) or the text typed, the option chosen, and the task it joined.
+type AnswerResult struct {
+	Name  string    `json:"name"`
+	Task  string    `json:"task,omitempty"`
+	Kind  string    `json:"kind,omitempty"` // the question's kind
+	Keys  []string  `json:"keys,omitempty"`
+	Text  string    `json:"text,omitempty"`
+	Label string    `json:"label,omitempty"` // the option chosen, or the text
+	Asked *Question `json:"question,omitempty"`
 }
 
 // PromptParams is the wire form of Prompt.
@@ -230,6 +255,8 @@ type PromptParams struct {
 	TimeoutMs int64    `json:"timeoutMs,omitempty"` // 0 = no deadline
 	Now       bool     `json:"now,omitempty"`
 	Continue  string   `json:"continue,omitempty"`
+	// By says who answers, with Answer (AnswerParams.By).
+	By string `json:"by,omitempty"`
 	// Token is the caller's MOSH_REMOTE_<NAME>_TOKEN for a remote member (kept in the daemon's
 	// memory only, never written anywhere); ignored for local members.
 	Token string `json:"token,omitempty"`

@@ -51,6 +51,8 @@ type daemon struct {
 	lw          *ledgerWriter
 
 	bus *bus
+	// nt delivers notifications from the bus and holds the asks waiting for a reply (notify.go).
+	nt *notifyHub
 	// state is the state lock (statelock.go): every member's reading, tasks and queue, and the
 	// bus's subscribers.
 	state *stateLock
@@ -143,6 +145,7 @@ func serveForeground(ctx context.Context, home string, seams serveSeams) error {
 		}
 	}
 	defer d.manifest.Close()
+	defer d.startNotify()()
 	rows, err := d.manifest.All()
 	if err != nil {
 		d.logger.Printf("reading the manifest: %v", err)

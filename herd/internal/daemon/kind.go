@@ -83,7 +83,7 @@ func (p ptyMember) blockedRefusal(kind string) error {
 }
 
 func (p ptyMember) promptNow(pp herd.PromptParams, cur herd.Reading) (string, error) {
-	return p.d.typeNow(p.member, pp.Text, cur, pp.Answer)
+	return p.d.typeNow(p.member, pp.Text, cur, pp.Answer, pp.By)
 }
 
 func (p ptyMember) stopped() <-chan struct{} { return p.exitDone }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
 )
 
@@ -112,5 +113,99 @@ func TestQuestionFakeCodexPermission(t *testing.T) {
 	q := waitQuestion(t, h, "qx", hasOptions(3))
 	if q.Text != "Would you like to run the following command?" || !strings.HasPrefix(q.Options[0].Label, "Yes, proceed") {
 		t.Fatalf("question %+v", q)
+	}
+}
+
+// herd answer is checked against the question: a menu takes a number or a label and refuses
+// anything else with the options; the open task records the answer and who gave it.
+func TestAnswerMenuChecked(t *testing.T) {
+	h := newParallelHerd(t)
+	env := fakeEnv(t, "claude", true)
+	if _, err := h.c.Start(h.ctx, herd.StartParams{Engine: "claude", Name: "am", Env: env}); err != nil {
+		t.Fatal(err)
+	}
+	h.wait("am", herd.StateIdle)
+	_, err := h.c.Answer(h.ctx, "am", "1", "tester")
+	wantCode(t, err, exitcode.Usage) // not blocked: nothing to answer
+	r, err := h.c.Prompt(h.ctx, "am", "ask me", herd.PromptOptions{Wait: true, States: []string{"blocked"}, Timeout: testTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitQuestion(t, h, "am", hasOptions(4))
+	for _, bad := range []string{"please pick the red one", "7"} {
+		_, err = h.c.Answer(h.ctx, "am", bad, "tester")
+		wantCode(t, err, exitcode.Usage)
+		if !strings.Contains(err.Error(), `1 "Red"`) || !strings.Contains(err.Error(), `2 "Blue"`) {
+			t.Fatalf("the refusal does not list the options: %v", err)
+		}
+	}
+	// prompt --answer is checked the same way.
+	_, err = h.c.Prompt(h.ctx, "am", "a paragraph of text", herd.PromptOptions{Answer: true})
+	wantCode(t, err, exitcode.Usage)
+	if h.member("am").State != herd.StateBlocked {
+		t.Fatal("a refused answer reached the member")
+	}
+	sub, err := h.c.Subscribe(h.ctx, "am")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	res, err := h.c.Answer(h.ctx, "am", "blue", "tester")
+	if err != nil || res.Label != "Blue" || len(res.Keys) != 1 || res.Keys[0] != "2" || res.Task != r.Task {
+		t.Fatalf("answer: %+v %v", res, err)
+	}
+	for e := range sub.Events() {
+		if e.TaskEnded && e.Task == r.Task {
+			break
+		}
+	}
+	tk, err := h.c.Task(h.ctx, r.Task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tk.Artifact == nil || !strings.Contains(tk.Artifact.Text, "You picked Blue.") {
+		t.Fatalf("the engine did not take option 2: %+v", tk.Artifact)
+	}
+	found := false
+	for _, tr := range tk.Transitions {
+		if tr.Note == herd.NoteAnswered+"blue" && tr.Authority == "tester" && tr.AtMs > 0 {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("the task does not record who answered what: %+v", tk.Transitions)
+	}
+}
+
+// A permission takes yes / no / always, mapped to the engine's keys (Claude's "no" is option 4).
+func TestAnswerPermissionWords(t *testing.T) {
+	h := newParallelHerd(t)
+	env := fakeEnv(t, "claude", true)
+	if _, err := h.c.Start(h.ctx, herd.StartParams{Engine: "claude", Name: "ap", Env: env}); err != nil {
+		t.Fatal(err)
+	}
+	h.wait("ap", herd.StateIdle)
+	if _, err := h.c.Prompt(h.ctx, "ap", "perm deploy", herd.PromptOptions{Wait: true, States: []string{"blocked"}, Timeout: testTimeout}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := h.c.Answer(h.ctx, "ap", "maybe later", "tester")
+	wantCode(t, err, exitcode.Usage)
+	if !strings.Contains(err.Error(), "yes, no, always") {
+		t.Fatalf("refusal: %v", err)
+	}
+	res, err := h.c.Answer(h.ctx, "ap", "no", "tester")
+	if err != nil || len(res.Keys) != 1 || res.Keys[0] != "4" {
+		t.Fatalf("no: %+v %v", res, err)
+	}
+	h.wait("ap", herd.StateIdle, herd.StateDone)
+	if s := h.read("ap"); !strings.Contains(s, "Interrupted") {
+		t.Fatalf("no did not deny:\n%s", s)
+	}
+	if _, err := h.c.Prompt(h.ctx, "ap", "perm again", herd.PromptOptions{Wait: true, States: []string{"blocked"}, Timeout: testTimeout}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := h.c.Prompt(h.ctx, "ap", "yes", herd.PromptOptions{Answer: true, Wait: true, States: []string{"done"}, Timeout: testTimeout, By: "tester"})
+	if err != nil || r.State != herd.StateDone {
+		t.Fatalf("prompt --answer yes: %+v %v", r, err)
 	}
 }
