@@ -252,33 +252,37 @@ func readAction(w http.ResponseWriter, r *http.Request) (actionBody, bool) {
 }
 
 // actOn finds the member an action names and checks it may be acted on.
-func (d *Dashboard) actOn(w http.ResponseWriter, r *http.Request) (context.Context, context.CancelFunc, *herd.Client, string, actionBody, bool) {
+func (d *Dashboard) actOn(w http.ResponseWriter, r *http.Request) (context.Context, context.CancelFunc, *herd.Client, *herd.Member, actionBody, bool) {
 	name, ok := memberName(w, r)
 	if !ok {
-		return nil, nil, nil, "", actionBody{}, false
+		return nil, nil, nil, nil, actionBody{}, false
 	}
 	body, ok := readAction(w, r)
 	if !ok {
-		return nil, nil, nil, "", body, false
+		return nil, nil, nil, nil, body, false
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), callTimeout)
 	c, m, ok := d.lookup(ctx, w, name)
 	if !ok {
 		cancel()
-		return nil, nil, nil, "", body, false
+		return nil, nil, nil, nil, body, false
 	}
 	if _, act := d.visible(*m); !act {
 		cancel()
 		httpError(w, http.StatusForbidden, name+" was launched autonomous (it acts without asking); the dashboard acts on it only under mosh herd serve --expose-autonomous")
-		return nil, nil, nil, "", body, false
+		return nil, nil, nil, nil, body, false
 	}
-	return ctx, cancel, c, name, body, true
+	return ctx, cancel, c, m, body, true
 }
+
+// answeredBy is who answered, recorded on the member's open task: the dashboard has no user
+// names, only holders of the herd token.
+const answeredBy = "dashboard (web)"
 
 // answer types an answer into a blocked member: the same call as `mosh herd prompt --answer`,
 // checked by the daemon against the member's question.
 func (d *Dashboard) answer(w http.ResponseWriter, r *http.Request, _ *session) {
-	ctx, cancel, c, name, body, ok := d.actOn(w, r)
+	ctx, cancel, c, m, body, ok := d.actOn(w, r)
 	if !ok {
 		return
 	}
@@ -287,17 +291,24 @@ func (d *Dashboard) answer(w http.ResponseWriter, r *http.Request, _ *session) {
 		httpError(w, http.StatusBadRequest, "the answer is empty: pick an option or type one")
 		return
 	}
-	res, err := c.Prompt(ctx, name, body.Text, herd.PromptOptions{Answer: true})
+	// An answer is for a question: typed into a member that asks nothing it would be a prompt.
+	if m.State != herd.StateBlocked {
+		httpError(w, http.StatusConflict, m.Name+" is not waiting on an answer (it reads "+m.State+"): prompt it instead")
+		return
+	}
+	name := m.Name
+	res, err := c.Prompt(ctx, name, body.Text, herd.PromptOptions{Answer: true, By: answeredBy})
 	d.done(w, res, err)
 }
 
 // prompt types a prompt into a member (queued behind a running turn, as `mosh herd prompt`).
 func (d *Dashboard) prompt(w http.ResponseWriter, r *http.Request, _ *session) {
-	ctx, cancel, c, name, body, ok := d.actOn(w, r)
+	ctx, cancel, c, m, body, ok := d.actOn(w, r)
 	if !ok {
 		return
 	}
 	defer cancel()
+	name := m.Name
 	if strings.TrimSpace(body.Text) == "" {
 		httpError(w, http.StatusBadRequest, "the prompt is empty")
 		return
@@ -307,22 +318,23 @@ func (d *Dashboard) prompt(w http.ResponseWriter, r *http.Request, _ *session) {
 }
 
 func (d *Dashboard) interrupt(w http.ResponseWriter, r *http.Request, _ *session) {
-	ctx, cancel, c, name, _, ok := d.actOn(w, r)
+	ctx, cancel, c, m, _, ok := d.actOn(w, r)
 	if !ok {
 		return
 	}
 	defer cancel()
-	res, err := c.Interrupt(ctx, name)
+	res, err := c.Interrupt(ctx, m.Name)
 	d.done(w, res, err)
 }
 
 // kill needs the member's name typed again (the page asks): a stray click cannot kill.
 func (d *Dashboard) kill(w http.ResponseWriter, r *http.Request, _ *session) {
-	ctx, cancel, c, name, body, ok := d.actOn(w, r)
+	ctx, cancel, c, m, body, ok := d.actOn(w, r)
 	if !ok {
 		return
 	}
 	defer cancel()
+	name := m.Name
 	if body.Confirm != name {
 		httpError(w, http.StatusBadRequest, "confirm the kill: send the member's name as confirm")
 		return

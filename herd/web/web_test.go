@@ -473,3 +473,57 @@ func TestEvalsReadsKeptRuns(t *testing.T) {
 		t.Fatalf("missing dir = %+v", v)
 	}
 }
+
+// An answer goes through the daemon's checked path (prompt --answer): an option the menu does not
+// offer is refused with the options, one it offers is taken and recorded as the dashboard's.
+func TestAnswerIsCheckedByTheDaemon(t *testing.T) {
+	e := newEnv(t, false, false)
+	if fake.Err != nil {
+		t.Fatal(fake.Err)
+	}
+	if _, err := e.c.Start(e.ctx, herd.StartParams{Engine: "claude", Name: "asker", Env: e.penv}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.Wait(e.ctx, []string{"asker"}, herd.WaitOptions{States: []string{"idle"}, Timeout: safety}); err != nil {
+		t.Fatal(err)
+	}
+	c := e.browser()
+	_, csrf := e.signIn(c, e.token)
+	answer := func(text string) (int, string) {
+		resp, b := e.do(c, "POST", "/ui/api/members/asker/answer", strings.NewReader(`{"text":"`+text+`"}`),
+			map[string]string{"Content-Type": "application/json", csrfHeader: csrf})
+		return resp.StatusCode, b
+	}
+	if code, b := answer("1"); code != http.StatusConflict {
+		t.Errorf("answer to a member that asks nothing = %d %s, want 409", code, b)
+	}
+	if _, err := e.c.Prompt(e.ctx, "asker", "ask which colour", herd.PromptOptions{Wait: true, States: []string{"blocked"}, Timeout: safety}); err != nil {
+		t.Fatal(err)
+	}
+	if code, b := answer("9"); code != http.StatusBadRequest {
+		t.Errorf("answer 9 to a menu = %d %s, want 400", code, b)
+	}
+	if code, b := answer("1"); code != http.StatusOK {
+		t.Fatalf("answer 1 = %d %s", code, b)
+	}
+	if _, err := e.c.Wait(e.ctx, []string{"asker"}, herd.WaitOptions{States: []string{"done", "idle"}, Timeout: safety}); err != nil {
+		t.Fatal(err)
+	}
+	tasks, err := e.c.Tasks(e.ctx, herd.TasksFilter{Member: "asker"})
+	if err != nil || len(tasks) == 0 {
+		t.Fatal(tasks, err)
+	}
+	full, err := e.c.Task(e.ctx, tasks[len(tasks)-1].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, tr := range full.Transitions {
+		if strings.Contains(tr.Authority, answeredBy) || strings.Contains(tr.Note, answeredBy) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("the task does not say the dashboard answered: %+v", full.Transitions)
+	}
+}

@@ -79,7 +79,7 @@ function answerControls(name, q, blockedOn, status) {
       opts.append(b);
     }
   } else if ((q && q.kind === "permission") || blockedOn === "permission") {
-    for (const [label, key] of [["yes", "y"], ["no", "n"], ["always", "a"]]) {
+    for (const [label, key] of [["yes", "yes"], ["no", "no"], ["always", "always"]]) {
       const b = el("button", { type: "button", "data-key": key, "data-role": "option" }, label);
       b.addEventListener("click", () => send(key));
       opts.append(b);
