@@ -1,7 +1,6 @@
 package webconf
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -12,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -115,52 +113,12 @@ func newHerd(t testing.TB) *herd {
 		os.RemoveAll(home)
 	})
 	h.token = strings.TrimSpace(h.must("herd", "token", "--show"))
-	c := exec.Command(moshBin, "herd", "serve", "--port", "0")
-	c.Env = env
-	stdout, err := c.StdoutPipe()
+	srv, err := fakeherd.Serve(moshBin, env, cliSafety)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr bytes.Buffer
-	c.Stderr = &stderr
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	first := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for n := 0; sc.Scan(); n++ {
-			if n == 0 {
-				first <- sc.Text()
-			}
-		}
-		close(first)
-		c.Wait()
-		close(exited)
-	}()
-	select {
-	case line := <-first:
-		base, ok := strings.CutPrefix(line, "mosh herd serve: listening on ")
-		if !ok {
-			c.Process.Kill()
-			t.Fatalf("mosh herd serve printed %q first; stderr:\n%s", line, stderr.String())
-		}
-		h.base = strings.TrimSpace(base)
-	case <-time.After(cliSafety):
-		c.Process.Kill()
-		t.Fatalf("mosh herd serve did not start; stderr:\n%s", stderr.String())
-	}
-	h.serve = c
-	t.Cleanup(func() {
-		c.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(cliSafety):
-			c.Process.Kill()
-			<-exited
-		}
-	})
+	h.base, h.serve = srv.Base, srv.Cmd
+	t.Cleanup(func() { srv.Stop(cliSafety) })
 	return h
 }
 

@@ -251,29 +251,43 @@ func readAction(w http.ResponseWriter, r *http.Request) (actionBody, bool) {
 	return b, true
 }
 
-// actOn finds the member an action names and checks it may be acted on.
-func (d *Dashboard) actOn(w http.ResponseWriter, r *http.Request) (context.Context, context.CancelFunc, *herd.Client, *herd.Member, actionBody, bool) {
+// act runs an action on the member the path names, once it is found and may be acted on, and
+// answers with its result (a refusal from the daemon keeps the CLI's words).
+func (d *Dashboard) act(w http.ResponseWriter, r *http.Request, f func(ctx context.Context, c *herd.Client, m *herd.Member, body actionBody) (any, error)) {
 	name, ok := memberName(w, r)
 	if !ok {
-		return nil, nil, nil, nil, actionBody{}, false
+		return
 	}
 	body, ok := readAction(w, r)
 	if !ok {
-		return nil, nil, nil, nil, body, false
+		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), callTimeout)
+	defer cancel()
 	c, m, ok := d.lookup(ctx, w, name)
 	if !ok {
-		cancel()
-		return nil, nil, nil, nil, body, false
+		return
 	}
 	if _, act := d.visible(*m); !act {
-		cancel()
 		httpError(w, http.StatusForbidden, name+" was launched autonomous (it acts without asking); the dashboard acts on it only under mosh herd serve --expose-autonomous")
-		return nil, nil, nil, nil, body, false
+		return
 	}
-	return ctx, cancel, c, m, body, true
+	res, err := f(ctx, c, m, body)
+	var refused *refusal
+	if errors.As(err, &refused) {
+		httpError(w, refused.status, refused.msg)
+		return
+	}
+	d.done(w, res, err)
 }
+
+// refusal is an action the dashboard refuses before asking the daemon.
+type refusal struct {
+	status int
+	msg    string
+}
+
+func (e *refusal) Error() string { return e.msg }
 
 // answeredBy is who answered, recorded on the member's open task: the dashboard has no user
 // names, only holders of the herd token.
@@ -282,65 +296,46 @@ const answeredBy = "dashboard (web)"
 // answer types an answer into a blocked member: the same call as `mosh herd prompt --answer`,
 // checked by the daemon against the member's question.
 func (d *Dashboard) answer(w http.ResponseWriter, r *http.Request, _ *session) {
-	ctx, cancel, c, m, body, ok := d.actOn(w, r)
-	if !ok {
-		return
-	}
-	defer cancel()
-	if strings.TrimSpace(body.Text) == "" {
-		httpError(w, http.StatusBadRequest, "the answer is empty: pick an option or type one")
-		return
-	}
-	// An answer is for a question: typed into a member that asks nothing it would be a prompt.
-	if m.State != herd.StateBlocked {
-		httpError(w, http.StatusConflict, m.Name+" is not waiting on an answer (it reads "+m.State+"): prompt it instead")
-		return
-	}
-	name := m.Name
-	res, err := c.Prompt(ctx, name, body.Text, herd.PromptOptions{Answer: true, By: answeredBy})
-	d.done(w, res, err)
+	d.act(w, r, func(ctx context.Context, c *herd.Client, m *herd.Member, body actionBody) (any, error) {
+		if strings.TrimSpace(body.Text) == "" {
+			return nil, &refusal{http.StatusBadRequest, "the answer is empty: pick an option or type one"}
+		}
+		// An answer is for a question: typed into a member that asks nothing it would be a prompt.
+		if m.State != herd.StateBlocked {
+			return nil, &refusal{http.StatusConflict, m.Name + " is not waiting on an answer (it reads " + m.State + "): prompt it instead"}
+		}
+		res, err := c.Prompt(ctx, m.Name, body.Text, herd.PromptOptions{Answer: true, By: answeredBy})
+		return res, err
+	})
 }
 
 // prompt types a prompt into a member (queued behind a running turn, as `mosh herd prompt`).
 func (d *Dashboard) prompt(w http.ResponseWriter, r *http.Request, _ *session) {
-	ctx, cancel, c, m, body, ok := d.actOn(w, r)
-	if !ok {
-		return
-	}
-	defer cancel()
-	name := m.Name
-	if strings.TrimSpace(body.Text) == "" {
-		httpError(w, http.StatusBadRequest, "the prompt is empty")
-		return
-	}
-	res, err := c.Prompt(ctx, name, body.Text, herd.PromptOptions{})
-	d.done(w, res, err)
+	d.act(w, r, func(ctx context.Context, c *herd.Client, m *herd.Member, body actionBody) (any, error) {
+		if strings.TrimSpace(body.Text) == "" {
+			return nil, &refusal{http.StatusBadRequest, "the prompt is empty"}
+		}
+		res, err := c.Prompt(ctx, m.Name, body.Text, herd.PromptOptions{})
+		return res, err
+	})
 }
 
 func (d *Dashboard) interrupt(w http.ResponseWriter, r *http.Request, _ *session) {
-	ctx, cancel, c, m, _, ok := d.actOn(w, r)
-	if !ok {
-		return
-	}
-	defer cancel()
-	res, err := c.Interrupt(ctx, m.Name)
-	d.done(w, res, err)
+	d.act(w, r, func(ctx context.Context, c *herd.Client, m *herd.Member, _ actionBody) (any, error) {
+		res, err := c.Interrupt(ctx, m.Name)
+		return res, err
+	})
 }
 
 // kill needs the member's name typed again (the page asks): a stray click cannot kill.
 func (d *Dashboard) kill(w http.ResponseWriter, r *http.Request, _ *session) {
-	ctx, cancel, c, m, body, ok := d.actOn(w, r)
-	if !ok {
-		return
-	}
-	defer cancel()
-	name := m.Name
-	if body.Confirm != name {
-		httpError(w, http.StatusBadRequest, "confirm the kill: send the member's name as confirm")
-		return
-	}
-	res, err := c.Kill(ctx, []string{name}, false)
-	d.done(w, res, err)
+	d.act(w, r, func(ctx context.Context, c *herd.Client, m *herd.Member, body actionBody) (any, error) {
+		if body.Confirm != m.Name {
+			return nil, &refusal{http.StatusBadRequest, "confirm the kill: send the member's name as confirm"}
+		}
+		res, err := c.Kill(ctx, []string{m.Name}, false)
+		return res, err
+	})
 }
 
 func (d *Dashboard) done(w http.ResponseWriter, res any, err error) {
