@@ -315,6 +315,29 @@ func TestDashboardInChromium(t *testing.T) {
 		}
 	})
 
+	t.Run("evals page shows a kept run as text", func(t *testing.T) {
+		dir := filepath.Join(h.home, "herd", "evals")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		report := `{"schemaVersion":1,"dataset":"probe<script>window.__probed=true</script>.jsonl","startedAt":"2026-12-06T00:00:00Z","pass":false,` +
+			`"engines":[{"engine":"claude","score":0.5,"passed":1,"failed":1,"blocked":0,"timeouts":0,"errors":0,"total":2}],` +
+			`"rows":[{"id":"four","engine":"claude","attempt":1,"outcome":"pass","score":1,"pass":true,"answer":"the answer is 4","results":[{"name":"contains","pass":true}]}]}`
+		if err := os.WriteFile(filepath.Join(dir, "2026-12-06T00-00-00Z.json"), []byte(report), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		sctx, cancel := context.WithTimeout(ctx, cliSafety)
+		defer cancel()
+		if err := chromedp.Do(sctx, chromedp.Navigate(h.base+"/ui/evals"),
+			chromedp.Poll[chromedp.Void](`document.querySelector("main").textContent.includes("probe<script>") && document.querySelector("main").textContent.includes("the answer is 4")`)); err != nil {
+			t.Fatalf("evals page: %v", err)
+		}
+		injected, err := chromedp.Run(sctx, chromedp.Evaluate[bool](`document.querySelectorAll("main script").length > 0 || window.__probed === true`))
+		if err != nil || injected {
+			t.Fatalf("the report's text became markup (%v)", err)
+		}
+	})
+
 	t.Run("screenshots", func(t *testing.T) {
 		dir := artifactsDir(t)
 		t.Logf("screenshots in %s", dir)

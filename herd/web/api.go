@@ -12,6 +12,7 @@ import (
 
 	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
+	"github.com/mosh-dev/mosh/herd/screen/snapshot"
 )
 
 // callTimeout bounds one call to the daemon on behalf of a request. An answer to a blocked
@@ -201,8 +202,12 @@ func (d *Dashboard) screenEvents(w http.ResponseWriter, r *http.Request, sess *s
 			if c = d.hub.client(); c == nil {
 				return // the daemon went away; the page reconnects
 			}
-		case res.Grid != nil:
-			b, _ := json.Marshal(res.Grid)
+		default:
+			g := res.Grid
+			if g == nil {
+				g = plainGrid(res.Screen) // a remote member: its last answer as text
+			}
+			b, _ := json.Marshal(g)
 			if !bytes.Equal(b, last) {
 				if sendEvent(w, rc, "screen", b) != nil {
 					return
@@ -226,6 +231,25 @@ func (d *Dashboard) screenEvents(w http.ResponseWriter, r *http.Request, sess *s
 		}
 	}
 }
+
+// plainGrid is text as a grid without looks (a remote member has no terminal, only its last
+// answer), its last screenful of lines.
+func plainGrid(text string) *snapshot.Grid {
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	if len(lines) > plainRows {
+		lines = lines[len(lines)-plainRows:]
+	}
+	g := &snapshot.Grid{Rows: len(lines), Lines: make([][]snapshot.Run, len(lines)), CursorHidden: true}
+	for i, l := range lines {
+		if l != "" {
+			g.Lines[i] = []snapshot.Run{{Text: l}}
+		}
+		g.Cols = max(g.Cols, len([]rune(l)))
+	}
+	return g
+}
+
+const plainRows = 60
 
 // ---- actions ------------------------------------------------------------------------------------
 

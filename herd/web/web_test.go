@@ -527,3 +527,14 @@ func TestAnswerIsCheckedByTheDaemon(t *testing.T) {
 		t.Errorf("the task does not say the dashboard answered: %+v", full.Transitions)
 	}
 }
+
+func TestPlainGridForTextOnlyMembers(t *testing.T) {
+	g := plainGrid("one\n\nthree <b>x</b>\n")
+	if g.Rows != 3 || len(g.Lines) != 3 || g.Lines[0][0].Text != "one" || len(g.Lines[1]) != 0 || g.Lines[2][0].Text != "three <b>x</b>" || !g.CursorHidden {
+		t.Fatalf("plainGrid = %+v", g)
+	}
+	long := strings.Repeat("x\n", plainRows+10)
+	if g := plainGrid(long); g.Rows != plainRows {
+		t.Fatalf("plainGrid keeps %d rows of a long text, want %d", g.Rows, plainRows)
+	}
+}
