@@ -202,16 +202,19 @@ function timeline(t) {
   const start = t.submittedMs, end = t.endedMs || Date.now();
   const total = Math.max(1, end - start);
   let blockedMs = 0;
+  const steps = [];
   for (let i = 0; i < tr.length; i++) {
     const from = tr[i].atMs, to = i + 1 < tr.length ? tr[i + 1].atMs : end;
     const seg = Math.max(0, to - from);
     if (tr[i].state === "blocked") blockedMs += seg;
+    steps.push(tr[i].state + (tr[i].blockedOn ? "·" + tr[i].blockedOn : "") + (tr[i].authority ? " (" + tr[i].authority + ")" : "") +
+      (i + 1 < tr.length || t.open ? " " + (seg < 1000 ? seg + "ms" : Math.round(seg / 100) / 10 + "s") : "") + (tr[i].note ? " — " + tr[i].note : ""));
     const known = ["working", "blocked", "done", "idle"].includes(tr[i].state);
     const d = el("div", { class: "seg-" + (known ? tr[i].state : "other"), title: tr[i].state + " " + dur(seg) });
     d.style.width = (100 * seg / total) + "%";
     bar.append(d);
   }
-  return { bar, blockedMs };
+  return { bar, blockedMs, steps: el("div", { class: "dim steps", "data-role": "transitions" }, steps.join(" → ")) };
 }
 
 let screenSource = null;
@@ -298,13 +301,13 @@ function drawTasks(box, list) {
   }
   out.push(el("h3", {}, "tasks"));
   for (const t of rest) {
-    const { bar, blockedMs } = timeline(t);
+    const { bar, blockedMs, steps } = timeline(t);
     const art = t.artifact ? el("div", { class: "artifact", "data-role": "artifact" }, t.artifact.text) : null;
     out.push(el("div", { class: "task", "data-task": t.id },
       el("div", {}, el("b", {}, t.id), " ", el("span", { class: "state-" + t.state }, t.state), " ",
         el("span", { class: "dim" }, dur(t.durationMs) + (blockedMs ? " · waited on you " + dur(blockedMs) : ""))),
       el("div", { class: "dim", "data-role": "prompt" }, t.text),
-      bar, art));
+      bar, steps, art));
   }
   box.replaceChildren(...out);
 }
