@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -100,4 +101,49 @@ func rssKB(b *testing.B, pid int) int {
 	}
 	b.Fatal("no VmRSS")
 	return 0
+}
+
+// BenchmarkScreenVisible: a key typed into a member (mosh herd send-keys) → the member page's
+// screen shows it, over 30 keys; prints the p50 and p90. It includes the CLI's start, the
+// engine's echo and the frame's settle, so it bounds "a frame's end → visible" from above.
+//
+//	go test ./conformance/web -run '^$' -bench ScreenVisible -benchtime 1x
+func BenchmarkScreenVisible(b *testing.B) {
+	ctx, stop := browser(b)
+	defer stop()
+	h := newHerd(b)
+	h.startFake("typist")
+	if err := h.signIn(ctx); err != nil {
+		b.Fatal(err)
+	}
+	sctx, cancel := context.WithTimeout(ctx, cliSafety)
+	err := chromedp.Do(sctx, chromedp.Navigate(h.base+"/ui/m/typist"),
+		chromedp.Poll[chromedp.Void](`document.getElementById("screen").textContent.includes("❯")`))
+	cancel()
+	if err != nil {
+		b.Fatal(err)
+	}
+	const n = 30
+	var lat, after []float64
+	for i := 0; i < n; i++ {
+		marker := fmt.Sprintf("k%02d", i)
+		t0 := float64(time.Now().UnixMilli())
+		h.must("herd", "send-keys", "typist", marker)
+		t1 := float64(time.Now().UnixMilli())
+		sctx, cancel := context.WithTimeout(ctx, cliSafety)
+		at, err := chromedp.Run(sctx, chromedp.Poll[float64](`document.getElementById("screen").textContent.includes("`+marker+`") ? Date.now() : 0`,
+			chromedp.WithPollingMutation()))
+		cancel()
+		if err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, at-t0)
+		after = append(after, max(0, at-t1))
+	}
+	sort.Float64s(lat)
+	sort.Float64s(after)
+	b.ReportMetric(lat[n/2], "p50-ms")
+	b.ReportMetric(after[n/2], "p50-after-cli-ms")
+	fmt.Printf("key typed → visible on the member page over %d: p50 %.0f ms, p90 %.0f ms, max %.0f ms from before `send-keys`; "+
+		"p50 %.0f ms, p90 %.0f ms from its return\n", n, lat[n/2], lat[n*9/10], lat[n-1], after[n/2], after[n*9/10])
 }
