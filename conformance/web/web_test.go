@@ -366,4 +366,16 @@ func TestDashboardInChromium(t *testing.T) {
 			}
 		}
 	})
+
+	t.Run("sign out revokes the session", func(t *testing.T) {
+		sctx, cancel := context.WithTimeout(ctx, cliSafety)
+		defer cancel()
+		if err := chromedp.Do(sctx, chromedp.Navigate(h.base+"/ui/"), chromedp.WaitVisible(chromedp.ID("signout")),
+			chromedp.Click(chromedp.ID("signout")), chromedp.WaitVisible(chromedp.ID("token"))); err != nil {
+			t.Fatalf("sign out: %v", err)
+		}
+		if err := chromedp.Do(sctx, chromedp.Navigate(h.base+"/ui/m/menu"), chromedp.WaitVisible(chromedp.ID("token"))); err != nil {
+			t.Fatalf("a member page after signing out does not send the browser to the sign-in: %v", err)
+		}
+	})
 }
