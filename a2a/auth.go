@@ -547,3 +547,29 @@ func (l *failLimiter) release(ip string) {
 		rec.held--
 	}
 }
+
+// ---- for the dashboard (herd/web): the same token, credentials and failure budget ------------
+
+// ValidToken reports whether tok is the current herd token (constant time). The dashboard's
+// sign-in form checks the token with it; a wrong one should be answered through Refuse.
+func (a *Authenticator) ValidToken(tok string) bool {
+	st := a.current()
+	sum := sha256.Sum256([]byte(tok))
+	return st.valid && subtle.ConstantTimeCompare(sum[:], st.hash[:]) == 1
+}
+
+// ValidCredential reports whether cred is a live credential minted by this Authenticator from
+// the current herd token (see Mint): a rotation of the token or the credential's expiry ends it.
+func (a *Authenticator) ValidCredential(cred string) bool {
+	if !strings.HasPrefix(cred, credentialPrefix) {
+		return false
+	}
+	return a.checkCredential(a.current(), cred) == nil
+}
+
+// Refuse answers a wrong secret presented outside the Authorization header (the dashboard's
+// sign-in form) with answer, after counting it against the caller's address exactly like a wrong
+// bearer token: past MaxFailures it is slowed, then answered 429.
+func (a *Authenticator) Refuse(w http.ResponseWriter, r *http.Request, answer func()) {
+	a.refuse(w, r, true, answer)
+}

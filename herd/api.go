@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mosh-dev/mosh/exitcode"
+	"github.com/mosh-dev/mosh/herd/screen/snapshot"
 	"github.com/mosh-dev/mosh/herd/vocab"
 )
 
@@ -61,6 +62,9 @@ const (
 	MethodInterrupt = "interrupt"
 	MethodLog       = "log"
 	MethodStats     = "stats"
+	// MethodAnswer answers a blocked member, checked against its question (herd.Question): a
+	// menu takes an option's number or label, a permission yes/no/always, a question text.
+	MethodAnswer = "answer"
 
 	// NotifyEvent is the server→client notification carrying one Event to a subscriber.
 	NotifyEvent = "event"
@@ -218,6 +222,28 @@ type PromptOptions struct {
 	// the member is next at rest after the task's turn, recorded on the task as a "continued: …"
 	// transition.
 	Continue string `json:"continue,omitempty"`
+	// By says who answers, with Answer: recorded on the open task ("" = the client's AnswerBy).
+	By string `json:"by,omitempty"`
+}
+
+// AnswerParams answers a blocked member (MethodAnswer).
+type AnswerParams struct {
+	Name   string `json:"name"`
+	Answer string `json:"answer"`
+	// By says who answers ("alice (cli)"), recorded on the member's open task; "" = "unknown".
+	By string `json:"by,omitempty"`
+}
+
+// AnswerResult says what the answer became: the keys pressed (a menu option's number, a
+// permission's key) or the text typed, the option chosen, and the task it joined.
+type AnswerResult struct {
+	Name  string    `json:"name"`
+	Task  string    `json:"task,omitempty"`
+	Kind  string    `json:"kind,omitempty"` // the question's kind
+	Keys  []string  `json:"keys,omitempty"`
+	Text  string    `json:"text,omitempty"`
+	Label string    `json:"label,omitempty"` // the option chosen, or the text
+	Asked *Question `json:"question,omitempty"`
 }
 
 // PromptParams is the wire form of Prompt.
@@ -230,6 +256,8 @@ type PromptParams struct {
 	TimeoutMs int64    `json:"timeoutMs,omitempty"` // 0 = no deadline
 	Now       bool     `json:"now,omitempty"`
 	Continue  string   `json:"continue,omitempty"`
+	// By says who answers, with Answer (AnswerParams.By).
+	By string `json:"by,omitempty"`
 	// Token is the caller's MOSH_REMOTE_<NAME>_TOKEN for a remote member (kept in the daemon's
 	// memory only, never written anywhere); ignored for local members.
 	Token string `json:"token,omitempty"`
@@ -259,6 +287,8 @@ type PromptResult struct {
 type ReadParams struct {
 	Name  string `json:"name"`
 	Lines int    `json:"lines,omitempty"` // default 60
+	// Grid asks for the visible screen with its looks too (ReadResult.Grid): the dashboard draws it.
+	Grid bool `json:"grid,omitempty"`
 }
 
 type ReadResult struct {
@@ -269,6 +299,9 @@ type ReadResult struct {
 	Screen    string `json:"screen"` // text, lines joined by "\n", trailing blanks trimmed
 	AltScreen bool   `json:"altScreen,omitempty"`
 	Title     string `json:"title,omitempty"`
+	// Grid is the visible screen as styled runs and the cursor, with ReadParams.Grid, for a
+	// member with a terminal (a remote member has none: nil).
+	Grid *snapshot.Grid `json:"grid,omitempty"`
 }
 
 // SendKeysParams: keys are tmux-style names (Enter, Escape, C-c, Up, Tab, BSpace, Space…) or literal text.
@@ -516,6 +549,9 @@ type Event struct {
 	// (at most the engine's hook grace); its end comes as an event of its own. A wait for done
 	// or idle is not answered by this event.
 	TaskPending bool `json:"taskPending,omitempty"`
+	// Question is what the member asks, on a state event into blocked and on a question event
+	// (nil when nothing could be read).
+	Question *Question `json:"question,omitempty"`
 }
 
 // Event types.
@@ -523,6 +559,9 @@ const (
 	EventState   = "state"
 	EventAdded   = "added"
 	EventRemoved = "removed"
+	// EventQuestion: a blocked member's question changed without a state change (the hook's
+	// blocked came first and the screen has now drawn the menu's options). Question carries it.
+	EventQuestion = "question"
 )
 
 type SubscribeParams struct {

@@ -488,13 +488,22 @@ func (c *Client) List(ctx context.Context) ([]Member, error) {
 // opts.Answer. With opts.Wait the result carries the outcome and the error is exit-coded like Wait's.
 func (c *Client) Prompt(ctx context.Context, name, text string, opts PromptOptions) (*PromptResult, error) {
 	p := PromptParams{Name: name, Text: text, Answer: opts.Answer, Wait: opts.Wait, States: opts.States, TimeoutMs: opts.Timeout.Milliseconds(),
-		Token: c.tokenOr(opts.Token, name), Now: opts.Now, Continue: opts.Continue}
+		Token: c.tokenOr(opts.Token, name), Now: opts.Now, Continue: opts.Continue, By: opts.By}
 	var r PromptResult
 	err := c.call(ctx, MethodPrompt, p, &r)
 	if err == nil && opts.Wait {
 		err = promptOutcomeError(&r, name)
 	}
 	return &r, err
+}
+
+// Answer answers a blocked member, checked against what it asks (Member.Question): a menu takes
+// an option's number or label, a permission yes / no / always (mapped to the engine's keys), a
+// question any text. An answer that does not fit is refused (exit 1) with the options; a member
+// that is not blocked is refused too. by says who answers (recorded on the open task).
+func (c *Client) Answer(ctx context.Context, name, answer, by string) (*AnswerResult, error) {
+	var r AnswerResult
+	return &r, c.call(ctx, MethodAnswer, AnswerParams{Name: name, Answer: answer, By: by}, &r)
 }
 
 // promptOutcomeError is outcomeError with what only a prompt knows: the exit code of a member
@@ -556,6 +565,13 @@ func (c *Client) CancelTask(ctx context.Context, id string, opts ...InterruptOpt
 func (c *Client) Read(ctx context.Context, name string, lines int) (*ReadResult, error) {
 	var r ReadResult
 	return &r, c.call(ctx, MethodRead, ReadParams{Name: name, Lines: lines}, &r)
+}
+
+// ReadGrid is Read with the visible screen's looks (ReadResult.Grid: styled runs per row and the
+// cursor), as the dashboard draws it.
+func (c *Client) ReadGrid(ctx context.Context, name string) (*ReadResult, error) {
+	var r ReadResult
+	return &r, c.call(ctx, MethodRead, ReadParams{Name: name, Lines: 1, Grid: true}, &r)
 }
 
 // SendKeys writes keys (Enter, Escape, C-c, Up, Tab, BSpace, Space, digits, literal text) as real bytes.

@@ -71,6 +71,7 @@ var dryRunModes = map[string]dryMode{
 	"herd start":         dryNarrate,
 	"herd prompt":        dryNarrate,
 	"herd send-keys":     dryNarrate,
+	"herd answer":        dryNarrate,
 	"herd interrupt":     dryNarrate,
 	"kill":               dryNarrate,
 	"herd kill":          dryNarrate,

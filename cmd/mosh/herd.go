@@ -470,6 +470,9 @@ func (h *herdCLI) promptCmd() *cobra.Command {
 				return usageErr("herd prompt: the text is empty: mosh herd prompt NAME TEXT…")
 			}
 			opts := herd.PromptOptions{Answer: answer, Wait: wait, Now: now, Continue: cont}
+			if answer {
+				opts.By = answerBy()
+			}
 			if wait {
 				d, err := waitTimeout(timeout)
 				if err != nil {

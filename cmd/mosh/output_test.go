@@ -37,6 +37,7 @@ var jsonInvocations = []struct {
 	{path: "mosh herd log", args: []string{"herd", "log", "api", "--json"}},
 	{path: "mosh herd stats", args: []string{"herd", "stats", "--json"}},
 	{path: "mosh herd read", args: []string{"herd", "read", "api", "--json"}},
+	{path: "mosh herd answer", args: []string{"herd", "answer", "api", "yes", "--json"}, codes: []int{1}, errorDoc: true},
 	{path: "mosh herd send-keys", args: []string{"herd", "send-keys", "api", "--json", "--", "Enter"}},
 	{path: "mosh herd interrupt", args: []string{"herd", "interrupt", "api", "--json"}, volatile: true},
 	{path: "mosh herd explain", args: []string{"herd", "explain", "api", "--json"}, volatile: true},

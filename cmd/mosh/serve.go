@@ -25,6 +25,7 @@ import (
 	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
 	"github.com/mosh-dev/mosh/herd/a2aserve"
+	"github.com/mosh-dev/mosh/herd/web"
 )
 
 // serveFamily: `mosh herd serve` and `mosh herd token`.
@@ -166,6 +167,9 @@ func serveCmd(gs *globalState) *cobra.Command {
 			"(--route none refuses it).\n" +
 			"Every request, cards included, needs Authorization: Bearer with the herd token (mosh herd token)\n" +
 			"or a credential from POST /auth. Members started with --agent stay hidden unless --expose-autonomous.\n" +
+			"The dashboard is at /ui/ on the same server: sign in with the herd token; it shows the roster live,\n" +
+			"each member's screen, tasks and artifacts, the kept eval runs, and answers, prompts, interrupts and\n" +
+			"kills through the same checked paths as the CLI (autonomous members read-only unless --expose-autonomous).\n" +
 			"Ctrl-C or SIGTERM stops it gracefully.",
 		Example: `  mosh herd serve
   mosh herd serve --port 0                       # any free port; the first line says which
@@ -190,7 +194,7 @@ func serveCmd(gs *globalState) *cobra.Command {
 	fl.BoolVar(&f.exposeAutonomous, "expose-autonomous", false, "also expose members started with --agent (they act without asking)")
 	fl.StringVar(&f.verifyURL, "verify-url", "", "also accept bearer tokens this identity endpoint answers 2xx for (verdicts cached briefly)")
 	fl.StringVar(&f.route, "route", "idle", "a herd-endpoint message naming no member: idle (to an idle member, else the least loaded) or none (refused)")
-	jsonFlag(cmd, "print the banner as one JSON line {listening, card, rpc, members, auth, token, exposeAutonomous} (with --port 0: which port)")
+	jsonFlag(cmd, "print the banner as one JSON line {listening, card, rpc, members, auth, token, dashboard, exposeAutonomous} (with --port 0: which port)")
 	fl.Var(&f.blockingCap, "blocking-cap", "longest a configuration.blocking:true message/send is held (500ms, 2s, 10m; bare number = seconds)")
 	return cmd
 }
@@ -276,6 +280,24 @@ func runServe(ctx context.Context, gs *globalState, f serveFlags) error {
 		ln.Close()
 		return exitcode.Wrap(err, exitcode.Usage)
 	}
+	// The dashboard (/ui/) on the same server, auth and daemon connection.
+	dashClient, err := herd.NewClient(ctx, herd.Options{Home: home, Getenv: gs.Getenv, NoStart: true})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	dash, err := web.New(ctx, web.Options{Client: dashClient, Auth: auth, ExposeAutonomous: f.exposeAutonomous,
+		SecureCookies: strings.HasPrefix(f.publicURL, "https://"),
+		Redial: func(ctx context.Context) (*herd.Client, error) {
+			return herd.NewClient(ctx, herd.Options{Home: home, Getenv: gs.Getenv, NoStart: true})
+		}})
+	if err != nil {
+		dashClient.Close()
+		ln.Close()
+		return exitcode.Wrap(err, exitcode.Infra)
+	}
+	defer dash.Close()
+	srv.Handler = web.Mount(dash, srv.Handler)
 	// In-flight requests (a blocking send holds one for up to --blocking-cap) see this context
 	// end at shutdown, answer with what they have, and let Shutdown finish promptly.
 	reqCtx, stopRequests := context.WithCancel(context.Background())
@@ -318,6 +340,7 @@ type serveBanner struct {
 	Members          string `json:"members"` // + NAME + "/"
 	Auth             string `json:"auth"`
 	Token            string `json:"token"` // the token file's path
+	Dashboard        string `json:"dashboard"`
 	ExposeAutonomous bool   `json:"exposeAutonomous"`
 }
 
@@ -333,7 +356,7 @@ func printServeBanner(w io.Writer, gs *globalState, addr string, f serveFlags, t
 	}
 	tok := displayPath(gs, tokPath)
 	banner := serveBanner{Listening: "http://" + addr, Card: advertised + a2a.PathAgentCard, RPC: advertised + a2a.PathHerd,
-		Members: advertised + a2a.PathMembers, Auth: base + a2a.PathAuth, Token: tokPath, ExposeAutonomous: f.exposeAutonomous}
+		Members: advertised + a2a.PathMembers, Auth: base + a2a.PathAuth, Token: tokPath, Dashboard: advertised + web.Prefix, ExposeAutonomous: f.exposeAutonomous}
 	_ = emit(w, f.asJSON, jsonLine{banner}, func() error {
 		printServeBannerText(w, addr, advertised, base, tok, f)
 		return nil
@@ -349,6 +372,7 @@ func printServeBannerText(w io.Writer, addr, advertised, base, tok string, f ser
 		fmt.Fprintf(w, "  herd RPC      %s%s   (message/send naming no member goes to an idle member, else the least loaded)\n", advertised, a2a.PathHerd)
 	}
 	fmt.Fprintf(w, "  member        %s%s<name>/   (card at <name>/.well-known/agent-card.json)\n", advertised, a2a.PathMembers)
+	fmt.Fprintf(w, "  dashboard     %s%s   (sign in with the herd token)\n", advertised, web.Prefix)
 	fmt.Fprintf(w, "  token         %s (0600; every request needs it: Authorization: Bearer)\n", tok)
 	fmt.Fprintf(w, "  credential    curl -s -X POST -H \"Authorization: Bearer $(cat %s)\" %s%s\n", tok, base, a2a.PathAuth)
 	fmt.Fprintf(w, "  try           curl -s -H \"Authorization: Bearer $(cat %s)\" %s%s\n", tok, base, a2a.PathAgentCard)

@@ -187,7 +187,8 @@ func TestServeBannerJSON(t *testing.T) {
 		t.Fatalf("%v: %q", err, b.String())
 	}
 	want := serveBanner{Listening: "http://127.0.0.1:40123", Card: "https://herd.example" + a2a.PathAgentCard, RPC: "https://herd.example" + a2a.PathHerd,
-		Members: "https://herd.example" + a2a.PathMembers, Auth: "http://127.0.0.1:40123" + a2a.PathAuth, Token: "/h/herd/token"}
+		Members: "https://herd.example" + a2a.PathMembers, Auth: "http://127.0.0.1:40123" + a2a.PathAuth, Token: "/h/herd/token",
+		Dashboard: "https://herd.example/ui/"}
 	if got != want {
 		t.Fatalf("banner %+v\nwant %+v", got, want)
 	}

@@ -3,12 +3,16 @@
 package fakeherd
 
 import (
+	"bufio"
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // Build compiles mosh and the fake engine into dir, and writes dir/claude: a wrapper that runs
@@ -49,4 +53,65 @@ func Env(home, binDir string) ([]string, error) {
 	return append(env, "HOME="+home, "MOSH_HOME="+home, "PATH="+binDir+":"+os.Getenv("PATH"), "NO_COLOR=1",
 		"FAKEENGINE_TURN=150ms", "FAKEENGINE_TICK=50ms", "FAKEENGINE_SLOW=60s", "FAKEENGINE_NOTIFY_AFTER=0",
 		"FAKEENGINE_IDLE_NOTIFY=0", "FAKEENGINE_SETTINGS="+settings), nil
+}
+
+// Served is one `mosh herd serve --port 0` of a herd: Base is its URL (http://127.0.0.1:PORT),
+// read from the banner's first line.
+type Served struct {
+	Base   string
+	Cmd    *exec.Cmd
+	Stderr *bytes.Buffer
+	Exited chan struct{} // closed once the process is gone
+}
+
+// Serve starts `mosh herd serve --port 0` (plus extra arguments) with env and waits up to within
+// for its banner. Stop it with Stop.
+func Serve(moshBin string, env []string, within time.Duration, extra ...string) (*Served, error) {
+	c := exec.Command(moshBin, append([]string{"herd", "serve", "--port", "0"}, extra...)...)
+	c.Env = env
+	stdout, err := c.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	s := &Served{Cmd: c, Stderr: &bytes.Buffer{}, Exited: make(chan struct{})}
+	c.Stderr = s.Stderr
+	if err := c.Start(); err != nil {
+		return nil, err
+	}
+	first := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for n := 0; sc.Scan(); n++ {
+			if n == 0 {
+				first <- sc.Text()
+			}
+		}
+		close(first)
+		_ = c.Wait()
+		close(s.Exited)
+	}()
+	select {
+	case line := <-first:
+		base, ok := strings.CutPrefix(line, "mosh herd serve: listening on ")
+		if !ok {
+			_ = c.Process.Kill()
+			return nil, fmt.Errorf("mosh herd serve printed %q first, want its URL; stderr:\n%s", line, s.Stderr)
+		}
+		s.Base = strings.TrimSpace(base)
+		return s, nil
+	case <-time.After(within):
+		_ = c.Process.Kill()
+		return nil, fmt.Errorf("mosh herd serve did not print its URL within %s; stderr:\n%s", within, s.Stderr)
+	}
+}
+
+// Stop ends the server with SIGTERM (SIGKILL if it lingers past within) and waits for it.
+func (s *Served) Stop(within time.Duration) {
+	_ = s.Cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.Exited:
+	case <-time.After(within):
+		_ = s.Cmd.Process.Kill()
+		<-s.Exited
+	}
 }

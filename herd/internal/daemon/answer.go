@@ -2,10 +2,16 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
+	"github.com/mosh-dev/mosh/herd/state"
+	"github.com/mosh-dev/mosh/ledger"
 )
 
 // awaitQuestion holds an answer (prompt --answer, send-keys) to a blocked member until the
@@ -94,4 +100,119 @@ func orDash(s string) string {
 		return "report"
 	}
 	return s
+}
+
+// answeredBy is who answered, as recorded in the authority of the task's "answered:" transition:
+// the caller's word ("alice (cli)"), or "unknown".
+func answeredBy(by string) string {
+	by = strings.TrimSpace(by)
+	if by == "" {
+		return "unknown"
+	}
+	return clip(by, 80)
+}
+
+// resolveAnswer checks an answer against what m asks now (its Question, read by the engines
+// table): the keys to press for a menu option or a permission, or the text to type. An answer
+// that does not fit is refused (exit 1) with the options.
+func (d *daemon) resolveAnswer(m *member, text string) (state.Answer, error) {
+	var q *herd.Question
+	d.withState(func() { q = m.question })
+	a, err := d.engines.Table().ResolveAnswer(m.engine, askedOf(q), text)
+	var ae *state.AnswerError
+	if errors.As(err, &ae) {
+		what := "asks"
+		if q != nil && q.Text != "" {
+			what = fmt.Sprintf("asks %q", clip(q.Text, 120))
+		}
+		return a, exitcode.New(exitcode.Usage, "%s %s (%s); nothing was typed: %s", m.name, what, orKind(q), ae.Msg)
+	}
+	return a, err
+}
+
+func orKind(q *herd.Question) string {
+	if q == nil || q.Kind == "" {
+		return "blocked"
+	}
+	return q.Kind
+}
+
+// pressAnswer records a keys answer on m's open task (the transition "answered: " and the
+// answer as given, its authority who answered) and presses the keys. It returns the task the answer joined ("" when
+// the member had none: a start-up menu). The caller holds the terminal (m.typing).
+func (d *daemon) pressAnswer(ctx context.Context, m *member, given string, a state.Answer, by string) (string, error) {
+	presses, err := encodePresses(a.Keys)
+	if err != nil {
+		return "", err
+	}
+	term, err := m.kind.terminal("answer")
+	if err != nil {
+		return "", err
+	}
+	task := ""
+	d.state.lock()
+	if m.task != nil && m.task.id != "" && m.task.typed && d.tasks != nil {
+		task = m.task.id
+		tr := ledger.Transition{At: time.Now(), State: m.reading.State, Kind: m.reading.BlockedOn, Authority: answeredBy(by),
+			Note: herd.NoteAnswered + clip(given, 200)}
+		d.state.unlock()
+		var rerr error
+		d.lw.do(m.name, func() { _, rerr = d.tasks.RecordTransition(m.name, tr) })
+		if rerr != nil {
+			return "", exitcode.New(exitcode.Infra, "cannot record the answer in the ledger: %v (nothing was typed; see `mosh herd doctor`)", rerr)
+		}
+	} else {
+		d.state.unlock()
+	}
+	d.noteKeys(m, a.Keys)
+	if _, err := term.writePresses(ctx, presses); err != nil {
+		return task, err
+	}
+	return task, nil
+}
+
+func hAnswer(ctx context.Context, sc *serverConn, params json.RawMessage) (any, error) {
+	var p herd.AnswerParams
+	if err := decode(herd.MethodAnswer, params, &p); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(p.Answer) == "" {
+		return nil, exitcode.New(exitcode.Usage, "answer needs an answer: an option's number or label, yes / no / always, or text (see `mosh ps %s --json` for the question)", p.Name)
+	}
+	d := sc.d
+	m, err := d.liveMember(p.Name)
+	if err != nil {
+		return nil, err
+	}
+	if cur := d.readingOf(m); cur.State != herd.StateBlocked {
+		return nil, exitcode.New(exitcode.Usage, "%s is not blocked (it reads %s): there is nothing to answer; `mosh herd prompt %s TEXT` sends a prompt", m.name, cur.State, m.name)
+	}
+	if err := d.awaitQuestion(ctx, m, "answer"); err != nil {
+		return nil, err
+	}
+	a, err := d.resolveAnswer(m, p.Answer)
+	if err != nil {
+		return nil, err
+	}
+	var q *herd.Question
+	d.withState(func() { q = m.question })
+	res := herd.AnswerResult{Name: m.name, Kind: orKind(q), Label: a.Label, Asked: q}
+	if len(a.Keys) == 0 {
+		// Text: typed as an answer through prompt, which joins the open task.
+		raw, _ := json.Marshal(herd.PromptParams{Name: m.name, Text: a.Text, Answer: true, By: p.By})
+		out, err := hPrompt(ctx, sc, raw)
+		if err != nil {
+			return nil, err
+		}
+		res.Task, res.Text = out.(herd.PromptResult).Task, a.Text
+		return res, nil
+	}
+	d.withState(func() { m.typing = "-" })
+	task, err := d.pressAnswer(ctx, m, p.Answer, a, p.By)
+	d.doneTyping(m)
+	if err != nil {
+		return nil, err
+	}
+	res.Task, res.Keys = task, a.Keys
+	return res, nil
 }

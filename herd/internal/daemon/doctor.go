@@ -47,6 +47,7 @@ func (d *daemon) doctor() *herd.DoctorResult {
 		r.Checks = append(r.Checks, d.databaseChecks()...)
 	}
 	r.Checks = append(r.Checks, diskCheck(d.dir))
+	r.Checks = append(r.Checks, d.notifyChecks()...)
 
 	// config.json (ledger retention and durability).
 	if len(d.cfgProblems) > 0 {

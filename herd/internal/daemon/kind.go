@@ -21,7 +21,7 @@ type memberKind interface {
 	// row renders the member as a ps row.
 	row() *herd.Member
 	// read is what the member shows: the last lines of its screen, or the remote's last answer.
-	read(lines int) herd.ReadResult
+	read(p herd.ReadParams) herd.ReadResult
 	// explain fills in why the member reads its state.
 	explain(r *herd.ExplainResult)
 
@@ -83,7 +83,7 @@ func (p ptyMember) blockedRefusal(kind string) error {
 }
 
 func (p ptyMember) promptNow(pp herd.PromptParams, cur herd.Reading) (string, error) {
-	return p.d.typeNow(p.member, pp.Text, cur, pp.Answer)
+	return p.d.typeNow(p.member, pp.Text, cur, pp.Answer, pp.By)
 }
 
 func (p ptyMember) stopped() <-chan struct{} { return p.exitDone }

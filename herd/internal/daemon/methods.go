@@ -17,6 +17,7 @@ import (
 
 	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
+	"github.com/mosh-dev/mosh/herd/state"
 	"github.com/mosh-dev/mosh/ledger"
 )
 
@@ -57,6 +58,14 @@ var handlers = map[string]handler{
 	herd.MethodTask:         hTask,
 	herd.MethodLog:          hLog,
 	herd.MethodStats:        hStats,
+	herd.MethodAnswer:       hAnswer,
+	herd.MethodNotifyAdd:    hNotifyAdd,
+	herd.MethodNotifyList:   hNotifyList,
+	herd.MethodNotifyRemove: hNotifyRemove,
+	herd.MethodNotifyTest:   hNotifyTest,
+	herd.MethodNotifySend:   hNotifySend,
+	herd.MethodAsk:          hAsk,
+	herd.MethodReply:        hReply,
 	herd.MethodCancelTask:   hCancelTask,
 	herd.MethodInterrupt:    hInterrupt,
 
@@ -282,7 +291,7 @@ func (p ptyMember) row() *herd.Member {
 			Name: m.name, Engine: m.engine, Kind: herd.KindLocal, State: m.reading.State, BlockedOn: m.reading.BlockedOn, Authority: m.reading.Authority,
 			Cwd: m.cwd, Pid: m.pid, AgeMs: time.Since(m.created).Milliseconds(), CreatedMs: m.created.UnixMilli(), Alive: !m.exited,
 			Substrate: herd.SubstratePty, Autonomous: m.autonomous, Bin: m.bin, Args: m.args, Cols: cols, Rows: rows,
-			Screen: m.screenR, Hook: m.hookR,
+			Screen: m.screenR, Hook: m.hookR, Question: m.question,
 		}
 		if m.exited {
 			c := m.exitCode
@@ -350,9 +359,17 @@ func hPrompt(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 	if err != nil {
 		return nil, err
 	}
+	var keys *state.Answer // an answer that is keys to press (a menu option, a permission)
 	if p.Answer {
 		if err := d.awaitQuestion(ctx, m, "prompt --answer"); err != nil {
 			return nil, err
+		}
+		a, err := d.resolveAnswer(m, p.Text)
+		if err != nil {
+			return nil, err
+		}
+		if len(a.Keys) > 0 {
+			keys = &a
 		}
 	}
 	states, err := parseWaitStates(p.States, []string{herd.StateBlocked, herd.StateDone, herd.StateIdle})
@@ -406,6 +423,13 @@ func hPrompt(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 		if res, err = d.enqueuePrompt(m, qp, cur); err != nil {
 			return nil, err
 		}
+	case keys != nil:
+		task, err := d.pressAnswer(ctx, m, p.Text, *keys, p.By)
+		d.doneTyping(m)
+		res.Task = task
+		if err != nil {
+			return nil, err
+		}
 	default:
 		task, err := m.kind.promptNow(p, cur)
 		res.Task = task
@@ -427,14 +451,14 @@ func hPrompt(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 // typeNow types a prompt at once (the member is at rest, or --now, or an answer): the task is
 // minted before the first key (tasks_record.go), then the text goes in and the member claims
 // working. The caller set m.typing.
-func (d *daemon) typeNow(m *member, text string, cur herd.Reading, answer bool) (string, error) {
+func (d *daemon) typeNow(m *member, text string, cur herd.Reading, answer bool, by string) (string, error) {
 	watched := false // the terminal is handed to the prompt's watch (submit.go), which releases it
 	defer func() {
 		if !watched {
 			d.doneTyping(m)
 		}
 	}()
-	task, err := d.submitPrompt(m, text, cur, answer)
+	task, err := d.submitPrompt(m, text, cur, answer, by)
 	if err != nil {
 		return "", err
 	}
@@ -506,17 +530,20 @@ func hRead(ctx context.Context, sc *serverConn, params json.RawMessage) (any, er
 	if err != nil {
 		return nil, err
 	}
-	n := p.Lines
-	if n <= 0 {
-		n = herd.DefaultReadLines
+	if p.Lines <= 0 {
+		p.Lines = herd.DefaultReadLines
 	}
-	return m.kind.read(n), nil
+	return m.kind.read(p), nil
 }
 
-func (p ptyMember) read(n int) herd.ReadResult {
+func (p ptyMember) read(rp herd.ReadParams) herd.ReadResult {
 	m := p.member
 	snap := m.scr.Snapshot()
-	r := herd.ReadResult{Name: m.name, Screen: m.scr.Text(n), AltScreen: snap.AltScreen, Title: snap.Title}
+	r := herd.ReadResult{Name: m.name, Screen: m.scr.Text(rp.Lines), AltScreen: snap.AltScreen, Title: snap.Title}
+	if rp.Grid {
+		g := m.scr.Grid()
+		r.Grid = &g
+	}
 	m.d.withState(func() {
 		r.State, r.BlockedOn, r.Authority = m.reading.State, m.reading.BlockedOn, m.reading.Authority
 	})

@@ -508,7 +508,7 @@ func (d *daemon) promptRemote(m *member, p herd.PromptParams, cur herd.Reading) 
 	if busy {
 		return "", exitcode.New(exitcode.Usage, "%s is still answering the previous prompt (a /run call in flight): wait for it (`mosh wait %s`) or cancel it (`mosh herd kill %s`)", m.name, m.name, m.name)
 	}
-	task, err := d.submitPrompt(m, p.Text, cur, p.Answer)
+	task, err := d.submitPrompt(m, p.Text, cur, p.Answer, p.By)
 	if err != nil {
 		return "", err
 	}

@@ -91,7 +91,7 @@ func (r remoteMember) row() *herd.Member {
 		Substrate: herd.KindRemote, Remote: m.remoteInfoLocked(now)}
 }
 
-func (r remoteMember) read(int) herd.ReadResult { return r.d.readRemote(r.member) }
+func (r remoteMember) read(herd.ReadParams) herd.ReadResult { return r.d.readRemote(r.member) }
 
 func (r remoteMember) explain(into *herd.ExplainResult) { r.d.explainRemote(r.member, into) }
 

@@ -110,7 +110,7 @@ func (m *member) expectsHooksLocked() bool { return m.hooked || m.hooksInstalled
 // submitPrompt records a prompt in the ledger and returns its task id:
 // a new task minted before any key is typed, or, for an answer to a blocked member, its open task.
 // cur is the member's reading when the prompt was accepted.
-func (d *daemon) submitPrompt(m *member, text string, cur herd.Reading, answer bool) (string, error) {
+func (d *daemon) submitPrompt(m *member, text string, cur herd.Reading, answer bool, by string) (string, error) {
 	if d.tasks == nil {
 		// A prompt that cannot be recorded is not typed: every prompt through the herd must be
 		// reconstructable. The member keeps running; send-keys still reaches it.
@@ -122,7 +122,7 @@ func (d *daemon) submitPrompt(m *member, text string, cur herd.Reading, answer b
 	d.state.lock()
 	if answer && cur.State == herd.StateBlocked && m.task != nil && m.task.id != "" && m.task.typed {
 		id := m.task.id
-		tr := ledger.Transition{At: now, State: m.reading.State, Kind: m.reading.BlockedOn, Authority: m.reading.Authority,
+		tr := ledger.Transition{At: now, State: m.reading.State, Kind: m.reading.BlockedOn, Authority: answeredBy(by),
 			Note: herd.NoteAnswered + clip(text, 200)}
 		d.state.unlock()
 		var err error
