@@ -978,8 +978,29 @@ func TestRunFindsInstalledTools(t *testing.T) {
 		t.Fatalf("the tool did not run: %q", s)
 	}
 	_, err = h.c.Run(h.ctx, herd.RunParams{Name: "none", Env: env, Argv: []string{"herd-t-missing"}})
-	wantCode(t, err, exitcode.Usage)
-	if err == nil || !strings.Contains(err.Error(), "is not on your PATH") {
+	wantCode(t, err, exitcode.Infra)
+	if err == nil || !strings.Contains(err.Error(), "is not on your PATH") || !strings.Contains(err.Error(), "install herd-t-missing") {
 		t.Fatalf("a missing command: %v", err)
+	}
+}
+
+// TestMissingEngineProgramIsOneExitCode: the same missing program reads the same through run and
+// start: exit 5 (infrastructure), naming the engine and what to install.
+func TestMissingEngineProgramIsOneExitCode(t *testing.T) {
+	h := newHerd(t)
+	env := []string{"PATH=" + t.TempDir()}
+	_, runErr := h.c.Run(h.ctx, herd.RunParams{Name: "viarun", Env: env, Argv: []string{"codex"}})
+	_, startErr := h.c.Start(h.ctx, herd.StartParams{Engine: "codex", Name: "viastart", Env: env})
+	for what, err := range map[string]error{"run -- codex": runErr, "start codex": startErr} {
+		wantCode(t, err, exitcode.Infra)
+		if !strings.Contains(err.Error(), "codex is not installed") || !strings.Contains(err.Error(), "install codex") {
+			t.Errorf("%s: %v", what, err)
+		}
+	}
+	if runErr.Error() != startErr.Error() {
+		t.Errorf("run and start say different things:\n run:   %v\n start: %v", runErr, startErr)
+	}
+	if ms, _ := h.c.List(h.ctx); len(ms) != 0 {
+		t.Errorf("a missing program left members: %+v", ms)
 	}
 }
