@@ -297,6 +297,7 @@ func (p ptyMember) row() *herd.Member {
 		if m.exited {
 			c := m.exitCode
 			r.ExitCode = &c
+			r.ExitReason = m.exitReason
 		}
 		r.Queued = len(m.queue)
 	})
@@ -430,7 +431,7 @@ func hPrompt(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 		return res, nil
 	}
 	out := d.awaitAfterPrompt(ctx, m, sub, states, time.Duration(p.TimeoutMs)*time.Millisecond, res.Task, qp != nil)
-	res.Outcome, res.State, res.ExitCode, res.TaskState = out.Outcome, out.State, out.ExitCode, out.taskState
+	res.Outcome, res.State, res.ExitCode, res.ExitReason, res.TaskState = out.Outcome, out.State, out.ExitCode, out.ExitReason, out.taskState
 	// What the answer reports (e.g. the task's end) is in the ledger before the caller hears it.
 	d.lw.flush(m.name)
 	return res, nil
