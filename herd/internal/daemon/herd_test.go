@@ -423,7 +423,7 @@ func TestValidation(t *testing.T) {
 		t.Fatalf("missing cwd: %v", err)
 	}
 	_, err = h.c.Run(h.ctx, herd.RunParams{Cwd: cwd, Argv: []string{"no-such-command-xyz"}})
-	wantCode(t, err, exitcode.Usage)
+	wantCode(t, err, exitcode.Infra) // a missing program is infrastructure, as for herd start
 	_, err = h.c.Start(h.ctx, herd.StartParams{Engine: "notanengine", Cwd: cwd})
 	wantCode(t, err, exitcode.Usage)
 	if !strings.Contains(err.Error(), "claude") {
