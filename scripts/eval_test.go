@@ -364,7 +364,7 @@ func TestEvalOutcomesCrashBlockJudge(t *testing.T) {
 `)
 	r, _ := e.eval(e.dir, 4, "--dataset", ds, "--engines", "claude", "--judge", "pi", "--blocked-grace", "500ms", "--concurrency", "4", "--junit", "j.xml")
 	crash := r.row(t, "claude", "crash")
-	if crash.Outcome != "failed" || crash.ExitCode == nil || *crash.ExitCode != 7 || crash.Pass || crash.Answer != "" {
+	if crash.Outcome != "failed" || crash.ExitCode == nil || *crash.ExitCode != 7 || crash.Pass || crash.Answer != "" || crash.AnswerSource != "none" {
 		t.Errorf("crash: %+v", crash)
 	}
 	perm := r.row(t, "claude", "perm")

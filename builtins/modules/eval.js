@@ -595,9 +595,11 @@ export async function runRow(c, opts = {}) {
     }
     turn = await awaitTurn(name, deadline, grace, states, { outcome: p.outcome, state: p.state, exitCode: p.exitCode })
     const task = p.task ? await herdTask(p.task) : null
-    // The engine's own final message (a hook's, or a remote agent's reply); else what the turn
-    // printed below the typed prompt; never the prompt itself.
-    const got = answerOf(task && task.artifact, c.prompt)
+    // The engine's own final message (a hook's, or a remote agent's reply); else, for a turn that
+    // ended, what it printed below the typed prompt (a crashed or unfinished turn's screen is a
+    // spinner, not an answer); never the prompt itself.
+    let got = answerOf(task && task.artifact, c.prompt)
+    if (got.source === "screen" && turn.end !== "done") got = { answer: "", source: "none" }
     row.answer = got.answer
     row.answerSource = got.source
     if (turn.end === "failed") {
