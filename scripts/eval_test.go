@@ -781,7 +781,9 @@ func TestEvalDryRun(t *testing.T) {
 		Members []struct {
 			Engine, Member string
 			Argv           []string
+			Installed      bool
 		}
+		NotInstalled []string `json:"notInstalled"`
 	}
 	if err := json.Unmarshal([]byte(out), &plan); err != nil {
 		t.Fatal(err)
@@ -798,6 +800,21 @@ func TestEvalDryRun(t *testing.T) {
 	}
 	if !strings.HasPrefix(got["codex"], "codex|") || !strings.Contains(got["codex"], "--dangerously-bypass-approvals-and-sandbox") {
 		t.Errorf("codex argv: %q", got["codex"])
+	}
+	// The dry run and the run agree: an engine that is not installed is named, as the run would.
+	if _, err := exec.LookPath("codex"); err != nil {
+		for _, m := range plan.Members {
+			if m.Installed != (m.Engine == "claude") {
+				t.Errorf("member %s (%s): installed %t", m.Member, m.Engine, m.Installed)
+			}
+		}
+		if strings.Join(plan.NotInstalled, ",") != "codex" {
+			t.Errorf("notInstalled: %v", plan.NotInstalled)
+		}
+		_, errs, code = e.runIn(e.dir, "herd", "eval", "--dry-run", "--dataset", ds, "--engines", "claude,codex")
+		if code != 0 || !strings.Contains(errs, "codex is not installed") || !strings.Contains(errs, "exit 5") {
+			t.Errorf("plain dry run with codex missing: %d\n%s", code, errs)
+		}
 	}
 	if _, err := os.Stat(herd.SocketPath(e.home)); err == nil {
 		t.Errorf("a dry run started the daemon")
