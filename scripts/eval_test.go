@@ -559,6 +559,21 @@ func TestEvalStartupFailureStopsTheEngine(t *testing.T) {
 	if left := e.members(); len(left) != 0 {
 		t.Errorf("members left: %v", left)
 	}
+	// Rows at once: those already starting fail with the reason, the rest are not started.
+	r, _ = e.eval(e.dir, 5, "--dataset", ds, "--engines", "claude", "--agent", "--concurrency", "2")
+	failed := 0
+	for _, row := range r.Rows {
+		switch {
+		case row.Outcome == "failed" && strings.Contains(row.Reason, "root/sudo"):
+			failed++
+		case row.Outcome == "error" && strings.Contains(row.Error, "not started"):
+		default:
+			t.Errorf("--concurrency 2: row %+v", row)
+		}
+	}
+	if failed < 1 || failed > 2 {
+		t.Errorf("--concurrency 2: %d rows started and failed, want 1 or 2", failed)
+	}
 }
 
 // Usage errors exit 1 before anything starts, naming the row or the fix.
