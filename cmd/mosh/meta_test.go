@@ -261,3 +261,50 @@ func TestCompletionBashNeedsBashCompletion(t *testing.T) {
 		t.Errorf("with bash-completion: exit %d, stdout %q, stderr %q", with.code, with.stdout, with.stderr)
 	}
 }
+
+// TestStartWaitSaysWhyAnEngineStopped: `herd run/start --wait` follows the member until it is
+// ready (idle or blocked); one that exits during start-up is exit 5 with its last screen lines
+// (Claude Code as root with --agent), as JSON with --json; a ready one prints its row.
+func TestStartWaitSaysWhyAnEngineStopped(t *testing.T) {
+	e := newHerdEnv(t)
+	bin := filepath.Join(e.home, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const why = "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons"
+	if err := os.WriteFile(filepath.Join(bin, "claude"), []byte("#!/bin/sh\necho '"+why+"'\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i, kv := range e.env {
+		if strings.HasPrefix(kv, "PATH=") {
+			e.env[i] = "PATH=" + bin + ":" + strings.TrimPrefix(kv, "PATH=")
+		}
+	}
+	out, errs, code := e.run("herd", "start", "claude", "--name", "cc", "--agent", "--wait", "--json")
+	var er struct {
+		Error struct {
+			Message  string `json:"message"`
+			ExitCode int    `json:"exitCode"`
+		} `json:"error"`
+	}
+	if code != 5 || json.Unmarshal([]byte(out), &er) != nil || er.Error.ExitCode != 5 || !strings.Contains(er.Error.Message, why) || !strings.Contains(errs, "cc exited during start-up with code 1") {
+		t.Errorf("start --wait of an engine that stops: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	_, errs, code = e.run("herd", "run", "--name", "early", "--wait", "--", "sh", "-c", "echo 'no config found'; exit 2")
+	if code != 5 || !strings.Contains(errs, "early exited during start-up with code 2: no config found") {
+		t.Errorf("run --wait of a command that stops: exit %d, stderr %q", code, errs)
+	}
+	out, errs, code = e.run("herd", "run", "--name", "sh", "--wait", "--json", "--", "/bin/sh")
+	var m struct {
+		Name, State string
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &m) != nil || m.Name != "sh" || m.State != "idle" {
+		t.Errorf("run --wait of a shell: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	// Without --wait, start returns at launch; the reason is on the member once it is gone.
+	e.expect(0, "herd", "run", "--name", "later", "--", "sh", "-c", "echo 'bad flag --x'; exit 3")
+	_, errs, code = e.run("herd", "wait", "later", "--state", "idle")
+	if code != 3 || !strings.Contains(errs, "bad flag --x") {
+		t.Errorf("wait on a member that stopped: exit %d, stderr %q", code, errs)
+	}
+}
