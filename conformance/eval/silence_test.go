@@ -105,5 +105,12 @@ func TestEvalAnswerSourcesAndStartupFailure(t *testing.T) {
 		if b.Outcome != "error" || b.Member != "" || !strings.Contains(b.Error, "not started") {
 			t.Errorf("the second row is not started: %+v", b)
 		}
+		// herd start --wait says the same, exit 5.
+		ctx, cancel := context.WithTimeout(context.Background(), cliSafety)
+		defer cancel()
+		res := w.on(t).run(ctx, w.local, []string{"IS_SANDBOX="}, append([]string{"herd", "start", "claude", "--name", "rootcc", "--agent", "--wait", "--"}, withoutPermissionMode(w.args["claude"])...)...)
+		if res.code != 5 || !strings.Contains(res.stderr, "rootcc exited during start-up with code 1") || !strings.Contains(res.stderr, "cannot be used with root/sudo privileges") {
+			t.Errorf("herd start claude --agent --wait as root:\n%s", res)
+		}
 	})
 }
