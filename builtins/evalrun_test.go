@@ -155,10 +155,12 @@ const cases = [
   ["say PONG", "say PONG"],
   ["$ say PONG\n$", "say PONG"],
   ["❯ please write a haiku about the\n  sea and the sky\n\n⏺ Waves fold into blue,\n  sky answers\n", "please write a haiku about the sea and the sky"],
-  ["> the answer is 4\n\nthe answer is 4", "the answer is 4"],
+  ["> the answer is 4\n\nthe answer is 4", "the answer is 4"], // an answer may repeat the prompt exactly
   ["about the sea and the sky\nWaves", "please write a haiku about the sea and the sky"],
   ["", "x"],
   ["PONG", "!!!"],
+  ["› Reply pong. fake-plain\n\n• Plain answer: pong.\n\n  gpt-fake default · /tmp/p · Reply pong. fake-plain\n  ? for shortcuts", "Reply pong. fake-plain"],
+  ["hi\nhi\nthis is it", "hi"],
 ]
 for (const [text, prompt] of cases) console.log(JSON.stringify(screenAnswer(text, prompt)))
 console.log(JSON.stringify(answerOf({text: "from the hook", source: "hook"}, "p")))
@@ -175,6 +177,8 @@ console.log(JSON.stringify(answerOf({text: "", source: "remote"}, "p")))`, Confi
 "Waves"
 ""
 "PONG"
+"• Plain answer: pong.\n\n  ? for shortcuts"
+"hi\nthis is it"
 {"answer":"from the hook","source":"hook"}
 {"answer":"from the screen","source":"screen"}
 {"answer":"","source":"none"}

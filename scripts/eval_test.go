@@ -525,6 +525,7 @@ func TestEvalScreenAnswersAndUnscorable(t *testing.T) {
 func TestEvalWithoutHooksNamesTheFix(t *testing.T) {
 	e := newEval(t)
 	e.expect(0, "herd", "hooks", "remove", "claude")
+	// The fake engine answers with the prompt's first line: below the echo, that line is its answer.
 	ds := e.dataset("ds.jsonl", `{"id":"four","prompt":"the answer is 4","expect":"4"}`+"\n")
 	r, _ := e.eval(e.dir, 0, "--dataset", ds, "--engines", "claude")
 	if row := r.row(t, "claude", "four"); row.Outcome != "pass" || row.AnswerSource != "screen" || !strings.Contains(row.Answer, "the answer is 4") {

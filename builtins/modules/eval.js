@@ -441,7 +441,8 @@ const promptKey = (s) => String(s).toLowerCase().replace(/[\s\x00-\x2f\x3a-\x40\
 // artifact (what appeared since the prompt was typed, the prompt's echo included), and the echo
 // and everything above it are dropped, however the terminal wrapped it. When the echo is not
 // found whole (its top scrolled away), the leading lines that are pieces of the prompt are
-// dropped. "" when the turn printed nothing else (or only glyphs without a letter or digit: a
+// dropped, and so is any later line that carries the whole prompt among other text (a status bar
+// naming the last prompt). "" when the turn printed nothing else (or only glyphs without a letter or digit: a
 // shell's next "$", a rule): the prompt is never an answer.
 export function screenAnswer(text, prompt) {
   if (typeof text !== "string" || text === "") return ""
@@ -465,7 +466,17 @@ export function screenAnswer(text, prompt) {
       from++
     }
   }
-  const rest = lines.slice(from).map((l) => l.trimEnd())
+  // A line below that carries the prompt among other text (an engine's status bar names the last
+  // prompt: Codex's "model · dir · PROMPT") is chrome, not an answer: the prompt never scores
+  // itself. A line that is exactly the prompt is kept: an answer may repeat it.
+  const again = (l) => {
+    const k = promptKey(l)
+    return needle.length >= 8 && k !== needle && k.includes(needle)
+  }
+  const rest = lines
+    .slice(from)
+    .filter((l) => !again(l))
+    .map((l) => l.trimEnd())
   while (rest.length > 0 && rest[0].trim() === "") rest.shift()
   while (rest.length > 0 && rest[rest.length - 1].trim() === "") rest.pop()
   // Only glyphs left (a shell's next "$", a rule, an empty input box): nothing was answered.
