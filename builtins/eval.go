@@ -120,6 +120,12 @@ export function judgePrompt(c: Case, answer: string): string;
 export function judge(c: Case, answer: string, opts?: { [key: string]: any }): Promise<any>;
 /** Score an answer: assertions, then the judge for a rubric; resolves {outcome, score, results, judge?}. */
 export function grade(c: Case, answer: string, opts?: { [key: string]: any }): Promise<any>;
+/** The values of runRow's opts.answers: any (the engine's own answer, else the screen below the prompt) or engine. */
+export const ANSWER_MODES: string[];
+/** The text a turn added to the screen below its typed prompt (a screen artifact without the prompt's echo); "" when none. */
+export function screenAnswer(text: string, prompt: string): string;
+/** A row's answer from its task's artifact: the engine's own (hook, remote), else the screen below the prompt, else none. */
+export function answerOf(artifact: { text: string; source: string } | null | undefined, prompt: string): { answer: string; source: "hook" | "remote" | "screen" | "none" };
 /** Run one case on a fresh member of an engine or on an existing @member; resolves the report's row. */
 export function runRow(c: Case, opts?: { [key: string]: any }): Promise<any>;
 /** The median of a list of numbers (null for none). */

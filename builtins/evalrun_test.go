@@ -3,6 +3,8 @@ package builtins
 import (
 	"context"
 	"encoding/xml"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -23,8 +25,19 @@ func TestHerdEngine(t *testing.T) {
 console.log(e.name, e.bin, JSON.stringify(e.agentArgs), e.headless, e.hooks)
 const x = await herdEngine("codex")
 console.log(x.name, x.agentArgs.includes("--dangerously-bypass-approvals-and-sandbox"))
-console.log(await herdEngine("nosuch"))`, Config{Env: map[string]string{"HOME": home, "MOSH_HOME": home}})
-	expectOut(t, r, `claude claude ["--dangerously-skip-permissions"] true true`+"\ncodex true\nnull\n")
+console.log(await herdEngine("nosuch"))
+console.log(e.path)`, Config{Env: map[string]string{"HOME": home, "MOSH_HOME": home, "PATH": t.TempDir()}})
+	expectOut(t, r, `claude claude ["--dangerously-skip-permissions"] true true`+"\ncodex true\nnull\nnull\n")
+	// path: where bin is found, on the script's PATH or in $MOSH_HOME/bin (as herdStart looks).
+	bin := filepath.Join(home, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "codex"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r = run(t, `console.log((await herdEngine("codex")).path, (await herdEngine("claude")).path)`, Config{Env: map[string]string{"HOME": home, "MOSH_HOME": home, "PATH": t.TempDir()}})
+	expectOut(t, r, filepath.Join(bin, "codex")+" null\n")
 }
 
 const evalRunPrelude = `import { shellSplit, xmlEscape, summarize, junit, median, rowMessage } from "mosh:eval"
@@ -131,4 +144,46 @@ try { herdAsk("crash", "  ") } catch (e) { console.log("misuse", e.message.inclu
 		t.Fatalf("%v\n%s\n%s", r.err, r.stdout, r.stderr)
 	}
 	expectOut(t, r, "crash true string ended 7\nghost false 3 null\nmisuse true\n")
+}
+
+// screenAnswer: what a turn printed below its typed prompt, however the terminal wrapped or
+// decorated the echo; the prompt alone is never an answer. answerOf prefers the engine's own.
+func TestEvalScreenAnswer(t *testing.T) {
+	r := run(t, `import { screenAnswer, answerOf } from "mosh:eval"
+const cases = [
+  ["what is 2+2\nanswer: 4", "what is 2+2"],
+  ["say PONG", "say PONG"],
+  ["$ say PONG\n$", "say PONG"],
+  ["❯ please write a haiku about the\n  sea and the sky\n\n⏺ Waves fold into blue,\n  sky answers\n", "please write a haiku about the sea and the sky"],
+  ["> the answer is 4\n\nthe answer is 4", "the answer is 4"], // an answer may repeat the prompt exactly
+  ["about the sea and the sky\nWaves", "please write a haiku about the sea and the sky"],
+  ["", "x"],
+  ["PONG", "!!!"],
+  ["› Reply pong. fake-plain\n\n• Plain answer: pong.\n\n  gpt-fake default · /tmp/p · Reply pong. fake-plain\n  ? for shortcuts", "Reply pong. fake-plain"],
+  ["hi\nhi\nthis is it", "hi"],
+]
+for (const [text, prompt] of cases) console.log(JSON.stringify(screenAnswer(text, prompt)))
+console.log(JSON.stringify(answerOf({text: "from the hook", source: "hook"}, "p")))
+console.log(JSON.stringify(answerOf({text: "p\nfrom the screen", source: "screen"}, "p")))
+console.log(JSON.stringify(answerOf({text: "p", source: "screen"}, "p")))
+console.log(JSON.stringify(answerOf({text: "the member stopped", source: "error"}, "p")))
+console.log(JSON.stringify(answerOf(null, "p")))
+console.log(JSON.stringify(answerOf({text: "", source: "remote"}, "p")))`, Config{})
+	expectOut(t, r, `"answer: 4"
+""
+""
+"⏺ Waves fold into blue,\n  sky answers"
+"the answer is 4"
+"Waves"
+""
+"PONG"
+"• Plain answer: pong.\n\n  ? for shortcuts"
+"hi\nthis is it"
+{"answer":"from the hook","source":"hook"}
+{"answer":"from the screen","source":"screen"}
+{"answer":"","source":"none"}
+{"answer":"","source":"none"}
+{"answer":"","source":"none"}
+{"answer":"","source":"none"}
+`)
 }

@@ -2,6 +2,8 @@ package builtins
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/mosh-dev/mosh/herd/state"
@@ -37,21 +39,32 @@ func init() {
 	Register(&Verb{
 		Name: "herdEngine", Usage: "herdEngine(name)", Group: "herd", Async: true, Read: true,
 		Params: "name: string", Result: engineInfo{},
-		Summary: "an engine's row of the engines table (aliases work): {name, aliases, bin, launchArgs, agentArgs, headless, hooks}, or null",
+		Summary: "an engine's row of the engines table (aliases work): {name, aliases, bin, path, launchArgs, agentArgs, headless, hooks}, or null",
 		Detail: "bin is the executable herdStart looks for; a member's argv is bin, launchArgs, agentArgs (with\n" +
-			"{agent:true}), then the extra args. Reads $MOSH_HOME/herd/engines.json overrides too.",
+			"{agent:true}), then the extra args. path is where bin is found, on the script's PATH or in\n" +
+			"$MOSH_HOME/bin as herdStart looks (null: not installed). Reads $MOSH_HOME/herd/engines.json overrides too.",
 		Bind: func(c *Call) (Action, error) {
 			name, err := c.String(0, "the engine name")
 			if err != nil {
 				return Action{}, err
 			}
-			table := aiEngineTable(herdDirOf(scriptEnv(c)))
+			env := scriptEnv(c)
+			table := aiEngineTable(herdDirOf(env))
 			return Action{Do: func(context.Context) (any, error) {
 				e, ok := table.Lookup(strings.ToLower(strings.TrimSpace(name)))
 				if !ok || e == nil {
 					return nil, nil
 				}
-				return engineRow(e), nil
+				row := engineRow(e)
+				var fallback []string
+				if h := moshHomeOf(env); h != "" {
+					fallback = append(fallback, filepath.Join(h, "bin"))
+				}
+				cwd, _ := os.Getwd() // relative PATH entries, as herdStart resolves them from the caller's directory
+				if p := lookPathIn(row.Bin, env["PATH"], cwd, fallback); p != "" {
+					row.Path = &p
+				}
+				return row, nil
 			}}, nil
 		},
 	})
@@ -62,6 +75,7 @@ type engineInfo struct {
 	Name       string   `json:"name"`
 	Aliases    []string `json:"aliases"`
 	Bin        string   `json:"bin"`
+	Path       *string  `json:"path"` // where bin is found (nil: not installed)
 	LaunchArgs []string `json:"launchArgs"`
 	AgentArgs  []string `json:"agentArgs"`
 	Headless   bool     `json:"headless"`

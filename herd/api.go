@@ -166,20 +166,23 @@ type Reading struct {
 
 // Member is one ps row, and the result of run/start.
 type Member struct {
-	Name       string   `json:"name"`
-	Engine     string   `json:"engine"`
-	Kind       string   `json:"kind"` // local | remote
-	State      string   `json:"state"`
-	BlockedOn  string   `json:"blockedOn,omitempty"`
-	Authority  string   `json:"authority"`
-	Cwd        string   `json:"cwd"`
-	Pid        int      `json:"pid,omitempty"`
-	AgeMs      int64    `json:"ageMs"`
-	CreatedMs  int64    `json:"createdMs"`
-	Alive      bool     `json:"alive"`
-	Attached   int      `json:"attached"` // number of attached clients
-	Substrate  string   `json:"substrate"`
-	ExitCode   *int     `json:"exitCode,omitempty"` // set once the process exited
+	Name      string `json:"name"`
+	Engine    string `json:"engine"`
+	Kind      string `json:"kind"` // local | remote
+	State     string `json:"state"`
+	BlockedOn string `json:"blockedOn,omitempty"`
+	Authority string `json:"authority"`
+	Cwd       string `json:"cwd"`
+	Pid       int    `json:"pid,omitempty"`
+	AgeMs     int64  `json:"ageMs"`
+	CreatedMs int64  `json:"createdMs"`
+	Alive     bool   `json:"alive"`
+	Attached  int    `json:"attached"` // number of attached clients
+	Substrate string `json:"substrate"`
+	ExitCode  *int   `json:"exitCode,omitempty"` // set once the process exited
+	// ExitReason is what the process left on its screen when it exited (its last non-blank
+	// lines): why an engine that stopped during start-up stopped.
+	ExitReason string   `json:"exitReason,omitempty"`
 	Autonomous bool     `json:"autonomous"`
 	Bin        string   `json:"bin,omitempty"`
 	Args       []string `json:"args,omitempty"`
@@ -278,6 +281,8 @@ type PromptResult struct {
 	Behind   string `json:"behind,omitempty"`
 	// ExitCode: with wait, the member's process exited (outcome ended) with this code.
 	ExitCode *int `json:"exitCode,omitempty"`
+	// ExitReason: with wait, the last lines the exited process left on its screen.
+	ExitReason string `json:"exitReason,omitempty"`
 	// TaskState: with wait, how the prompt's task ended when it ended other than done or idle
 	// (failed, canceled, interrupted, gone).
 	TaskState string `json:"taskState,omitempty"`
@@ -355,6 +360,8 @@ type WaitOutcome struct {
 	TasksEnded []string `json:"tasksEnded,omitempty"`
 	// ExitCode is set when the member's process exited (outcome ended, state gone).
 	ExitCode *int `json:"exitCode,omitempty"`
+	// ExitReason: the last lines the exited process left on its screen (see Member.ExitReason).
+	ExitReason string `json:"exitReason,omitempty"`
 }
 
 // WaitResult is returned with or without an error: Wait returns the result AND an exit-coded error
@@ -537,7 +544,9 @@ type Event struct {
 	Authority string `json:"authority,omitempty"`
 	Prev      string `json:"prev,omitempty"`
 	ExitCode  *int   `json:"exitCode,omitempty"`
-	AtMs      int64  `json:"atMs"`
+	// ExitReason: with a gone event, the last lines the process left on its screen.
+	ExitReason string `json:"exitReason,omitempty"`
+	AtMs       int64  `json:"atMs"`
 	// Task is the ledger task this state change was recorded against (the member's open task);
 	// TaskEnded says the change closed it (done, idle after working, the process exiting).
 	Task string `json:"task,omitempty"`

@@ -512,8 +512,8 @@ func promptOutcomeError(r *PromptResult, name string) error {
 	if r.Outcome == OutcomeEnded {
 		switch {
 		case r.ExitCode != nil:
-			return exitcode.New(exitcode.Gone, "%s exited with code %d before its turn ended (task %s %s): `mosh herd read %s` shows its last screen, `mosh restore` restarts it",
-				name, *r.ExitCode, r.Task, orState(r.TaskState, "failed"), name)
+			return exitcode.New(exitcode.Gone, "%s exited with code %d before its turn ended (task %s %s)%s: `mosh herd read %s` shows its last screen, `mosh restore` restarts it",
+				name, *r.ExitCode, r.Task, orState(r.TaskState, "failed"), ExitReasonSuffix(r.ExitReason), name)
 		case r.TaskState != "":
 			return exitcode.New(exitcode.Gone, "task %s of %s ended %s, not done: see `mosh herd task %s`", r.Task, name, r.TaskState, r.Task)
 		}

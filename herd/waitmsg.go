@@ -35,7 +35,7 @@ func (c *Client) waitError(ctx context.Context, r *WaitResult, states []string) 
 			timedOut = append(timedOut, fmt.Sprintf("%s (state %s)", o.Name, label))
 		case OutcomeEnded:
 			if o.ExitCode != nil { // its process died: say so, with the exit code
-				ended = append(ended, fmt.Sprintf("%s ended in state gone: its process exited with code %d (`mosh herd read %s` shows its last screen)", o.Name, *o.ExitCode, o.Name))
+				ended = append(ended, fmt.Sprintf("%s ended in state gone: its process exited with code %d%s (`mosh herd read %s` shows its last screen)", o.Name, *o.ExitCode, ExitReasonSuffix(o.ExitReason), o.Name))
 				continue
 			}
 			ended = append(ended, fmt.Sprintf("%s ended in state %s without reaching %s", o.Name, label, want))
@@ -80,4 +80,13 @@ func (c *Client) waitError(ctx context.Context, r *WaitResult, states []string) 
 		msg += ": see `mosh ps`"
 	}
 	return exitcode.New(code, "%s", msg)
+}
+
+// ExitReasonSuffix renders an exit reason (a process's last screen lines) for a one-line message:
+// ": line 1 ⏎ line 2", or "" when there is none.
+func ExitReasonSuffix(reason string) string {
+	if reason == "" {
+		return ""
+	}
+	return ": " + strings.ReplaceAll(reason, "\n", " ⏎ ")
 }

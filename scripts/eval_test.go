@@ -79,9 +79,12 @@ type evalRw struct {
 		Score *float64 `json:"score"`
 		Why   string   `json:"why"`
 	} `json:"judge"`
-	Flaky    bool   `json:"flaky"`
-	Worktree string `json:"worktree"`
-	Error    string `json:"error"`
+	Flaky        bool   `json:"flaky"`
+	Worktree     string `json:"worktree"`
+	Error        string `json:"error"`
+	AnswerSource string `json:"answerSource"`
+	Reason       string `json:"reason"`
+	Fix          string `json:"fix"`
 }
 
 // ev is one hermetic herd for evals.
@@ -246,8 +249,8 @@ func TestEvalScoresADatasetExactly(t *testing.T) {
 		if row.Outcome != wantOutcome[row.ID] || row.Pass != (row.Outcome == "pass") || row.Attempt != 1 || row.Engine != "claude" {
 			t.Errorf("row %s: %+v", row.ID, row)
 		}
-		if row.Answer != wantAnswer[row.ID] {
-			t.Errorf("row %s: answer %q, want the engine's final message %q (never the screen)", row.ID, row.Answer, wantAnswer[row.ID])
+		if row.Answer != wantAnswer[row.ID] || row.AnswerSource != "hook" {
+			t.Errorf("row %s: answer %q from %q, want the engine's final message %q from the hook (never the screen)", row.ID, row.Answer, row.AnswerSource, wantAnswer[row.ID])
 		}
 		if row.TaskID == nil || !strings.HasPrefix(*row.TaskID, "t-") || tasks[*row.TaskID] {
 			t.Errorf("row %s: task id %v", row.ID, row.TaskID)
@@ -361,7 +364,7 @@ func TestEvalOutcomesCrashBlockJudge(t *testing.T) {
 `)
 	r, _ := e.eval(e.dir, 4, "--dataset", ds, "--engines", "claude", "--judge", "pi", "--blocked-grace", "500ms", "--concurrency", "4", "--junit", "j.xml")
 	crash := r.row(t, "claude", "crash")
-	if crash.Outcome != "failed" || crash.ExitCode == nil || *crash.ExitCode != 7 || crash.Pass || crash.Answer != "" {
+	if crash.Outcome != "failed" || crash.ExitCode == nil || *crash.ExitCode != 7 || crash.Pass || crash.Answer != "" || crash.AnswerSource != "none" {
 		t.Errorf("crash: %+v", crash)
 	}
 	perm := r.row(t, "claude", "perm")
@@ -434,22 +437,143 @@ func TestEvalTimeout(t *testing.T) {
 	}
 }
 
-// Infrastructure: an engine that is not installed errors every row: exit 5, naming the fix.
+// Infrastructure: an engine that is not installed stops the run before the first row: exit 5,
+// naming the engine and the fix, a JSON error with --json, and no member started for any engine.
 func TestEvalMissingEngineExits5(t *testing.T) {
 	e := newEval(t)
 	if _, err := exec.LookPath("qwen"); err == nil {
 		t.Skip("qwen is installed here")
 	}
 	ds := e.dataset("ds.jsonl", fourRows)
-	r, errs := e.eval(e.dir, 5, "--dataset", ds, "--engines", "claude,qwen")
-	if en := r.engine(t, "qwen"); en.Errors != 4 || en.Pass {
-		t.Errorf("qwen: %+v", en)
+	out, errs, code := e.runIn(e.dir, "herd", "eval", "--json", "--dataset", ds, "--engines", "claude,qwen")
+	var er struct {
+		Error struct {
+			Message  string `json:"message"`
+			ExitCode int    `json:"exitCode"`
+		} `json:"error"`
 	}
-	if en := r.engine(t, "claude"); en.Passed != 2 {
-		t.Errorf("claude still ran: %+v", en)
+	if code != 5 || json.Unmarshal([]byte(out), &er) != nil || er.Error.ExitCode != 5 || !strings.Contains(er.Error.Message, "qwen is not installed") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errs)
 	}
-	if !strings.Contains(errs, "every row of qwen errored") || !strings.Contains(errs, "install it") {
-		t.Errorf("stderr names the engine and the fix:\n%s", errs)
+	if !strings.Contains(errs, "qwen is not installed") || !strings.Contains(errs, "install qwen") || strings.Contains(errs, "eval: 1/") {
+		t.Errorf("stderr names the engine and the fix, and no row ran:\n%s", errs)
+	}
+	if out, _, _ := e.run("herd", "tasks", "--json"); strings.Contains(out, "t-") {
+		t.Errorf("a row ran before the check: %s", out)
+	}
+	// Without --json: the same exit code and message, nothing on stdout.
+	out, errs, code = e.runIn(e.dir, "herd", "eval", "--dataset", ds, "--engines", "qwen")
+	if code != 5 || out != "" || !strings.Contains(errs, "qwen is not installed") {
+		t.Errorf("plain: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}
+
+// A member with no engine answer is scored on what its turn printed below the typed prompt
+// (answerSource screen), never on the prompt itself; a turn that printed nothing is unscorable
+// with the reason and the fix, never a fail; --answers engine refuses screen answers.
+func TestEvalScreenAnswersAndUnscorable(t *testing.T) {
+	e := newEval(t)
+	e.expect(0, "herd", "run", "--name", "ans", "--", "sh", "-c", `while read l; do echo "answer: 4"; done`)
+	e.expect(0, "herd", "run", "--name", "mute", "--", "sh", "-c", `while read l; do :; done`)
+	ds := e.dataset("ds.jsonl", `{"id":"four","prompt":"what is 2+2","expect":"4"}
+{"id":"pong","prompt":"say PONG","expect":"PONG"}
+`)
+	r, errs := e.eval(e.dir, 4, "--dataset", ds, "--engines", "@ans,@mute")
+	four, pong := r.row(t, "@ans", "four"), r.row(t, "@ans", "pong")
+	if four.Outcome != "pass" || four.AnswerSource != "screen" || four.Answer != "answer: 4" {
+		t.Errorf("@ans four is scored on the screen below the prompt: %+v", four)
+	}
+	if pong.Outcome != "fail" || pong.AnswerSource != "screen" || pong.Answer != "answer: 4" {
+		t.Errorf("@ans pong: %+v", pong)
+	}
+	for _, id := range []string{"four", "pong"} {
+		row := r.row(t, "@mute", id)
+		if row.Outcome != "unscorable" || row.AnswerSource != "none" || row.Answer != "" || row.Pass || row.Score != nil {
+			t.Errorf("@mute %s: a turn that printed nothing is unscorable, never scored on its prompt: %+v", id, row)
+		}
+		if !strings.Contains(row.Reason, "no answer") || row.Fix == "" {
+			t.Errorf("@mute %s: the reason and the fix: %+v", id, row)
+		}
+	}
+	if en := r.engine(t, "@mute"); en.Unscorable != 2 || en.Score != nil || en.Pass || en.Failed != 0 {
+		t.Errorf("@mute summary: %+v", en)
+	}
+	if !strings.Contains(errs, "@mute: nothing scored") || !strings.Contains(errs, "@mute pong: unscorable — no answer") {
+		t.Errorf("stderr says why @mute has no score:\n%s", errs)
+	}
+	// At a threshold @ans meets, the run still fails: an engine with nothing scored is not a pass.
+	r, _ = e.eval(e.dir, 4, "--dataset", ds, "--engines", "@ans,@mute", "--threshold", "0.5")
+	if !r.engine(t, "@ans").Pass || r.engine(t, "@mute").Pass || r.Pass {
+		t.Errorf("threshold 0.5: %+v", r.Engines)
+	}
+	r, _ = e.eval(e.dir, 0, "--dataset", ds, "--engines", "@ans", "--threshold", "0.5")
+	if !r.Pass {
+		t.Errorf("@ans alone at 0.5: %+v", r.Engines)
+	}
+	// --answers engine: the screen is not an answer.
+	r, _ = e.eval(e.dir, 4, "--dataset", ds, "--engines", "@ans", "--answers", "engine")
+	if row := r.row(t, "@ans", "four"); row.Outcome != "unscorable" || row.AnswerSource != "screen" || !strings.Contains(row.Reason, "--answers engine") || row.Fix == "" {
+		t.Errorf("--answers engine: %+v", row)
+	}
+	if out, errs, code := e.runIn(e.dir, "herd", "eval", "--dataset", ds, "--engines", "@ans", "--answers", "hooks"); code != 1 || out != "" || !strings.Contains(errs, "--answers takes any or engine") {
+		t.Errorf("--answers hooks: exit %d, %q, %q", code, out, errs)
+	}
+}
+
+// An engine whose hooks are not installed: its rows are scored on the screen below the prompt,
+// and --answers engine makes them unscorable naming the fix for that engine.
+func TestEvalWithoutHooksNamesTheFix(t *testing.T) {
+	e := newEval(t)
+	e.expect(0, "herd", "hooks", "remove", "claude")
+	// The fake engine answers with the prompt's first line: below the echo, that line is its answer.
+	ds := e.dataset("ds.jsonl", `{"id":"four","prompt":"the answer is 4","expect":"4"}`+"\n")
+	r, _ := e.eval(e.dir, 0, "--dataset", ds, "--engines", "claude")
+	if row := r.row(t, "claude", "four"); row.Outcome != "pass" || row.AnswerSource != "screen" || !strings.Contains(row.Answer, "the answer is 4") {
+		t.Errorf("without hooks: %+v", row)
+	}
+	r, _ = e.eval(e.dir, 4, "--dataset", ds, "--engines", "claude", "--answers", "engine")
+	if row := r.row(t, "claude", "four"); row.Outcome != "unscorable" || row.Fix != "mosh herd hooks install claude" {
+		t.Errorf("--answers engine without hooks: %+v", row)
+	}
+}
+
+// An engine that exits during start-up (Claude Code as root with --agent) says why: the row is
+// failed with the engine's last screen lines as its reason, the engine's other rows are not
+// started, and the run exits 5.
+func TestEvalStartupFailureStopsTheEngine(t *testing.T) {
+	e := newEval(t)
+	e.write("bin/claude", "#!/bin/sh\necho 'Error: this build of claude starts up'\necho '--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons'\nexit 1\n", 0o755)
+	ds := e.dataset("ds.jsonl", fourRows)
+	r, errs := e.eval(e.dir, 5, "--dataset", ds, "--engines", "claude", "--agent")
+	first := r.row(t, "claude", "four")
+	if first.Outcome != "failed" || first.ExitCode == nil || *first.ExitCode != 1 || !strings.Contains(first.Reason, "cannot be used with root/sudo privileges") || !strings.Contains(first.Reason, "start-up") {
+		t.Errorf("the first row says why: %+v", first)
+	}
+	for _, id := range []string{"world", "blue", "json"} {
+		if row := r.row(t, "claude", id); row.Outcome != "error" || row.Member != nil || !strings.Contains(row.Error, "not started") || !strings.Contains(row.Error, "root/sudo") {
+			t.Errorf("row %s is not started after the start-up failure: %+v", id, row)
+		}
+	}
+	if !strings.Contains(errs, "claude exited during start-up") || !strings.Contains(errs, "root/sudo privileges") {
+		t.Errorf("stderr says why:\n%s", errs)
+	}
+	if left := e.members(); len(left) != 0 {
+		t.Errorf("members left: %v", left)
+	}
+	// Rows at once: those already starting fail with the reason, the rest are not started.
+	r, _ = e.eval(e.dir, 5, "--dataset", ds, "--engines", "claude", "--agent", "--concurrency", "2")
+	failed := 0
+	for _, row := range r.Rows {
+		switch {
+		case row.Outcome == "failed" && strings.Contains(row.Reason, "root/sudo"):
+			failed++
+		case row.Outcome == "error" && strings.Contains(row.Error, "not started"):
+		default:
+			t.Errorf("--concurrency 2: row %+v", row)
+		}
+	}
+	if failed < 1 || failed > 2 {
+		t.Errorf("--concurrency 2: %d rows started and failed, want 1 or 2", failed)
 	}
 }
 
@@ -673,7 +797,9 @@ func TestEvalDryRun(t *testing.T) {
 		Members []struct {
 			Engine, Member string
 			Argv           []string
+			Installed      bool
 		}
+		NotInstalled []string `json:"notInstalled"`
 	}
 	if err := json.Unmarshal([]byte(out), &plan); err != nil {
 		t.Fatal(err)
@@ -690,6 +816,21 @@ func TestEvalDryRun(t *testing.T) {
 	}
 	if !strings.HasPrefix(got["codex"], "codex|") || !strings.Contains(got["codex"], "--dangerously-bypass-approvals-and-sandbox") {
 		t.Errorf("codex argv: %q", got["codex"])
+	}
+	// The dry run and the run agree: an engine that is not installed is named, as the run would.
+	if _, err := exec.LookPath("codex"); err != nil {
+		for _, m := range plan.Members {
+			if m.Installed != (m.Engine == "claude") {
+				t.Errorf("member %s (%s): installed %t", m.Member, m.Engine, m.Installed)
+			}
+		}
+		if strings.Join(plan.NotInstalled, ",") != "codex" {
+			t.Errorf("notInstalled: %v", plan.NotInstalled)
+		}
+		_, errs, code = e.runIn(e.dir, "herd", "eval", "--dry-run", "--dataset", ds, "--engines", "claude,codex")
+		if code != 0 || !strings.Contains(errs, "codex is not installed") || !strings.Contains(errs, "exit 5") {
+			t.Errorf("plain dry run with codex missing: %d\n%s", code, errs)
+		}
 	}
 	if _, err := os.Stat(herd.SocketPath(e.home)); err == nil {
 		t.Errorf("a dry run started the daemon")

@@ -221,8 +221,14 @@ export async function score(c, answer, opts = {}) {
 //   opts.timeout  ms for the whole turn (default 10m); opts.blockedGrace: ms a member may stay
 //                 blocked before the row is `blocked` (default 30s)
 //   opts.judge    "rules" (default), an engine name, or "model"; opts.threshold (judge pass mark)
-// The answer is the ledger task's artifact (the engine's final message from its hook), never the
-// screen. Outcomes: pass | fail | blocked | timeout | failed | unscorable | error.
+//   opts.answers  "any" (default): the engine's own answer, else what the turn printed below the
+//                 typed prompt; "engine": the engine's own answer only (a screen answer is unscorable)
+// The answer is the engine's own final message (a hook's, or a remote agent's reply) when there is
+// one; otherwise the text the turn added to the screen below the typed prompt (never the prompt
+// itself). row.answerSource says which: hook | remote | screen | none. A row with no answer is
+// unscorable with row.reason and row.fix, never fail. A member that exits before it is ready is
+// failed with its last screen lines as row.reason and row.startup set.
+// Outcomes: pass | fail | blocked | timeout | failed | unscorable | error.
 
 export const OUTCOMES = ["pass", "fail", "blocked", "timeout", "failed", "unscorable", "error"]
 
@@ -423,6 +429,88 @@ function resultDetail(r) {
 // ANSWER_SOURCES are the artifact sources that are the engine's own answer.
 const ANSWER_SOURCES = ["hook", "remote"]
 
+// ANSWER_MODES are the values of runRow's opts.answers (eval's --answers).
+export const ANSWER_MODES = ["any", "engine"]
+
+// promptKey is the text of s that survives any terminal's rendering of it: letters and digits,
+// lower-cased (no spaces, punctuation, box drawing or prompt glyphs like ❯ ›, which wrap and
+// chrome change).
+const promptKey = (s) => String(s).toLowerCase().replace(/[\s\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f\u2000-\u2bff]/g, "")
+
+// screenAnswer is the text a turn added to the screen below its typed prompt: text is the screen
+// artifact (what appeared since the prompt was typed, the prompt's echo included), and the echo
+// and everything above it are dropped, however the terminal wrapped it. When the echo is not
+// found whole (its top scrolled away), the leading lines that are pieces of the prompt are
+// dropped, and so is any later line that carries the whole prompt among other text (a status bar
+// naming the last prompt). "" when the turn printed nothing else (or only glyphs without a letter or digit: a
+// shell's next "$", a rule): the prompt is never an answer.
+export function screenAnswer(text, prompt) {
+  if (typeof text !== "string" || text === "") return ""
+  const lines = text.split("\n")
+  const needle = promptKey(prompt ?? "")
+  let flat = ""
+  const lineOf = []
+  lines.forEach((l, i) => {
+    const k = promptKey(l)
+    flat += k
+    for (let j = 0; j < k.length; j++) lineOf.push(i)
+  })
+  let from = 0
+  const at = needle === "" ? -1 : flat.indexOf(needle)
+  if (at >= 0) {
+    from = lineOf[at + needle.length - 1] + 1
+  } else {
+    while (from < lines.length) {
+      const k = promptKey(lines[from])
+      if (k !== "" && !needle.includes(k)) break
+      from++
+    }
+  }
+  // A line below that carries the prompt among other text (an engine's status bar names the last
+  // prompt: Codex's "model · dir · PROMPT") is chrome, not an answer: the prompt never scores
+  // itself. A line that is exactly the prompt is kept: an answer may repeat it.
+  const again = (l) => {
+    const k = promptKey(l)
+    return needle.length >= 8 && k !== needle && k.includes(needle)
+  }
+  const rest = lines
+    .slice(from)
+    .filter((l) => !again(l))
+    .map((l) => l.trimEnd())
+  while (rest.length > 0 && rest[0].trim() === "") rest.shift()
+  while (rest.length > 0 && rest[rest.length - 1].trim() === "") rest.pop()
+  // Only glyphs left (a shell's next "$", a rule, an empty input box): nothing was answered.
+  return promptKey(rest.join("")) === "" ? "" : rest.join("\n")
+}
+
+// answerOf picks a row's answer from its task's artifact: {answer, source}.
+export function answerOf(artifact, prompt) {
+  if (artifact && ANSWER_SOURCES.includes(artifact.source) && artifact.text) return { answer: artifact.text, source: artifact.source }
+  if (artifact && artifact.source === "screen") {
+    const text = screenAnswer(artifact.text, prompt)
+    if (text !== "") return { answer: text, source: "screen" }
+  }
+  return { answer: "", source: "none" }
+}
+
+// answerFix is what makes an engine report its own answer.
+async function answerFix(engine) {
+  const e = engine ? await herdEngine(engine) : null
+  if (e && e.hooks) return `mosh herd hooks install ${e.name}`
+  return `${engine ? engine + " has no hooks in the engines table" : "this member has no engine with hooks"}: make its turn print the answer, or evaluate an engine with hooks (mosh herd hooks install ENGINE)`
+}
+
+// lastLines is what a member left on its screen: its last n non-blank lines.
+async function lastLines(name, n = 6) {
+  const text = await herdRead(name, { lines: 60 })
+  return (text || "")
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l !== "")
+    .slice(-n)
+    .join("\n")
+}
+
 // questionOf is what a blocked member asks: its kind (permission, question…) and the dialog's
 // text, the last lines of its screen without blank lines and rules.
 async function questionOf(name, kind) {
@@ -441,7 +529,10 @@ export async function runRow(c, opts = {}) {
   const fresh = !spec.startsWith("@")
   const timeout = opts.timeout ?? 10 * MINUTE
   const grace = opts.blockedGrace ?? 30000
-  const row = { id: c.id, engine: spec, attempt: opts.attempt ?? 1, outcome: "error", score: null, pass: false, answer: "", taskId: null, member: null }
+  const answers = opts.answers ?? "any"
+  if (!ANSWER_MODES.includes(answers)) throw new TypeError(`runRow(case, {answers}): answers is ${ANSWER_MODES.join(" or ")}, not ${JSON.stringify(answers)}`)
+  const row = { id: c.id, engine: spec, attempt: opts.attempt ?? 1, outcome: "error", score: null, pass: false, answer: "", answerSource: "none", taskId: null, member: null }
+  let engineName = fresh ? spec : null
   let cwd = opts.cwd
   let worktree = null
   let name = fresh ? null : spec.slice(1)
@@ -475,13 +566,18 @@ export async function runRow(c, opts = {}) {
       // Ready when its state says so: idle. A member that starts blocked (a trust dialog) gets the
       // grace like any block.
       const ready = await awaitTurn(name, deadline, grace, ["idle", "blocked"])
-      if (ready.end === "failed") return done({ outcome: "failed", exitCode: ready.exitCode })
+      if (ready.end === "failed") {
+        const lines = await lastLines(name)
+        const code = ready.exitCode === null || ready.exitCode === undefined ? "" : ` with code ${ready.exitCode}`
+        return done({ outcome: "failed", exitCode: ready.exitCode, startup: true, reason: `${engineName} exited during start-up${code}${lines ? ": " + lines : " (its screen is empty)"}` })
+      }
       if (ready.end === "timeout") return done({ outcome: "timeout" })
       if (ready.end === "blocked") return done({ outcome: "blocked", question: await questionOf(name, ready.question) })
     } else {
       row.member = name
       const m = (await herdList()).find((x) => x.name === name)
       if (!cwd && m && m.cwd) cwd = m.cwd
+      if (m) engineName = m.engine
       // Rows run in sequence here: one may have left the member blocked (its question
       // unanswered). This row's prompt would wait behind that question, so the member gets the
       // grace like any block (someone may answer it), then the row is blocked with that question
@@ -510,12 +606,33 @@ export async function runRow(c, opts = {}) {
     }
     turn = await awaitTurn(name, deadline, grace, states, { outcome: p.outcome, state: p.state, exitCode: p.exitCode })
     const task = p.task ? await herdTask(p.task) : null
-    // The engine's own final message (a hook's, or a remote agent's reply), never screen text.
-    const art = task && task.artifact
-    row.answer = (art && ANSWER_SOURCES.includes(art.source) && art.text) || ""
-    if (turn.end === "failed") return done({ outcome: "failed", exitCode: turn.exitCode })
+    // The engine's own final message (a hook's, or a remote agent's reply); else, for a turn that
+    // ended, what it printed below the typed prompt (a crashed or unfinished turn's screen is a
+    // spinner, not an answer); never the prompt itself.
+    let got = answerOf(task && task.artifact, c.prompt)
+    if (got.source === "screen" && turn.end !== "done") got = { answer: "", source: "none" }
+    row.answer = got.answer
+    row.answerSource = got.source
+    if (turn.end === "failed") {
+      const lines = await lastLines(name)
+      return done({ outcome: "failed", exitCode: turn.exitCode, ...(lines ? { reason: `the engine exited mid-row: ${lines}` } : {}) })
+    }
     if (turn.end === "timeout") return done({ outcome: "timeout" })
     if (turn.end === "blocked") return done({ outcome: "blocked", question: await questionOf(name, turn.question) })
+    if (got.source === "none") {
+      return done({
+        outcome: "unscorable",
+        reason: `no answer: ${engineName || name} reported no final message (its hooks are not installed or did not fire) and the turn printed nothing below the prompt`,
+        fix: await answerFix(engineName),
+      })
+    }
+    if (got.source === "screen" && answers === "engine") {
+      return done({
+        outcome: "unscorable",
+        reason: `--answers engine: ${engineName || name} reported no final message (its hooks are not installed or did not fire); the only answer is the screen's`,
+        fix: await answerFix(engineName),
+      })
+    }
     const g = await grade(c, row.answer, { cwd, judge: opts.judge, threshold: opts.threshold, timeout: opts.judgeTimeout })
     const out = { outcome: g.outcome, score: g.score, pass: g.outcome === "pass", results: g.results }
     if (g.judge) out.judge = g.judge
@@ -651,8 +768,10 @@ export function rowMessage(r) {
     case "timeout":
       return "the turn did not end before --timeout"
     case "failed":
+      if (r.reason) return r.reason.replace(/\n/g, " ⏎ ")
       return `the engine exited mid-row${r.exitCode === null || r.exitCode === undefined ? "" : ` with code ${r.exitCode}`}`
     case "unscorable":
+      if (r.reason) return `${r.reason}${r.fix ? ` — fix: ${r.fix}` : ""}`
       return (r.judge && r.judge.why) || "unscorable"
     case "error":
       return r.error || "the row could not run"

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -24,12 +25,29 @@ func watchStdout(gs *globalState, args []string) *countingWriter {
 			break
 		}
 		if a == "--json" || strings.HasPrefix(a, "--json=") || a == "--jq" || strings.HasPrefix(a, "--jq=") {
-			out := &countingWriter{w: gs.Stdout}
+			out := &countingWriter{w: gs.Stdout, askedJSON: askedJSON(args)}
 			gs.Stdout = out
 			return out
 		}
 	}
 	return nil
+}
+
+// askedJSON says whether the command line sets --json (true), before any "--". A flag error
+// can stop parsing before --json is read, and its JSON error is still due.
+func askedJSON(args []string) bool {
+	on := false
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "--json" {
+			on = true
+		} else if v, ok := strings.CutPrefix(a, "--json="); ok {
+			on, _ = strconv.ParseBool(v)
+		}
+	}
+	return on
 }
 
 // rawStdout is stdout as the process has it, for children that inherit it.
@@ -46,6 +64,8 @@ type countingWriter struct {
 	n int64
 	// jq, when --jq is given, holds the command's JSON until the filter runs (applyJQ).
 	jq *bytes.Buffer
+	// askedJSON: the command line sets --json (askedJSON), parsed or not.
+	askedJSON bool
 }
 
 func (c *countingWriter) Write(p []byte) (int, error) {
@@ -76,7 +96,7 @@ func jsonError(cmd *cobra.Command, out *countingWriter, err error) {
 		return
 	}
 	f := cmd.Flags().Lookup("json")
-	if f == nil || f.Value.Type() != "bool" || f.Value.String() != "true" {
+	if f == nil || f.Value.Type() != "bool" || (f.Value.String() != "true" && !out.askedJSON) {
 		return
 	}
 	_ = writeJSON(out, jsonErrorResult{Error: jsonErrorBody{
@@ -113,6 +133,9 @@ func jqImpliesJSON(cmd *cobra.Command, out *countingWriter) error {
 	}
 	if strings.TrimSpace(f.Value.String()) == "" {
 		return exitcode.New(exitcode.Usage, "--jq needs a gjson path, e.g. --jq '#.name' (see https://github.com/tidwall/gjson#path-syntax)")
+	}
+	if err := checkJQPath(f.Value.String()); err != nil {
+		return exitcode.New(exitcode.Usage, "invalid --jq path %q: %v (the syntax: https://github.com/tidwall/gjson/blob/master/SYNTAX.md)", f.Value.String(), err)
 	}
 	if out == nil {
 		return exitcode.New(exitcode.Usage, "--jq must come before -- on the command line")
@@ -173,4 +196,60 @@ func jqExpr(cmd *cobra.Command) string {
 		return f.Value.String()
 	}
 	return ""
+}
+
+// checkJQPath finds what gjson would silently read as "no match" although the path is malformed:
+// an unclosed or unbalanced bracket, an unterminated string inside a query or a modifier's
+// argument, an unknown @modifier, a trailing backslash. gjson has no validator of its own.
+func checkJQPath(path string) error {
+	closer := map[rune]rune{'(': ')', '[': ']', '{': '}'}
+	var open []rune
+	inString := false
+	atStart := true // at the start of a path component, where @modifier may stand
+	rs := []rune(path)
+	for i := 0; i < len(rs); i++ {
+		c := rs[i]
+		if c == '\\' {
+			if i == len(rs)-1 {
+				return fmt.Errorf("it ends in a backslash (escape of nothing)")
+			}
+			i++
+			atStart = false
+			continue
+		}
+		if inString {
+			if c == '"' {
+				inString = false
+			}
+			continue
+		}
+		switch {
+		case c == '"' && len(open) > 0:
+			inString = true
+		case c == '(' || c == '[' || c == '{':
+			open = append(open, c)
+		case c == ')' || c == ']' || c == '}':
+			if len(open) == 0 || closer[open[len(open)-1]] != c {
+				return fmt.Errorf("unbalanced %c at character %d", c, i+1)
+			}
+			open = open[:len(open)-1]
+		case c == '@' && atStart:
+			j := i + 1
+			for j < len(rs) && (rs[j] == '_' || rs[j] >= 'a' && rs[j] <= 'z' || rs[j] >= 'A' && rs[j] <= 'Z' || rs[j] >= '0' && rs[j] <= '9') {
+				j++
+			}
+			if name := string(rs[i+1 : j]); !gjson.ModifierExists(name, nil) {
+				return fmt.Errorf("unknown modifier @%s", name)
+			}
+			i = j - 1
+		}
+		atStart = c == '.' || c == '|' || c == ',' || c == '{' || c == '['
+	}
+	if inString {
+		return fmt.Errorf("unterminated string")
+	}
+	if len(open) > 0 {
+		return fmt.Errorf("unclosed %c", open[len(open)-1])
+	}
+	return nil
 }

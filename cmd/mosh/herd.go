@@ -188,8 +188,39 @@ func (h *herdCLI) printLaunched(cmd *cobra.Command, m *herd.Member) error {
 	})
 }
 
+// waitReadyFlag is run's and start's --wait.
+func waitReadyFlag(cmd *cobra.Command, wait *bool) {
+	cmd.Flags().BoolVar(wait, "wait", false, "wait until the member is ready (idle or blocked); one that exits first is exit 5 with its last screen lines")
+}
+
+// awaitReady follows a member just started until it is ready (idle or blocked) or its process
+// exits: an exit during start-up is infrastructure (exit 5) and says why, with the last lines the
+// engine left on its screen. It returns the member's row as it is then.
+func awaitReady(ctx context.Context, c *herd.Client, m *herd.Member) (*herd.Member, error) {
+	w, err := c.Wait(ctx, []string{m.Name}, herd.WaitOptions{States: []string{herd.StateIdle, herd.StateBlocked}})
+	if w != nil && len(w.Results) == 1 && w.Results[0].ExitCode != nil {
+		o := w.Results[0]
+		return nil, exitcode.New(exitcode.Infra, "%s exited during start-up with code %d%s (`mosh herd read %s` shows its last screen)",
+			m.Name, *o.ExitCode, herd.ExitReasonSuffix(o.ExitReason), m.Name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	members, err := c.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for i := range members {
+		if members[i].Name == m.Name {
+			return &members[i], nil
+		}
+	}
+	return m, nil
+}
+
 func (h *herdCLI) runCmd() *cobra.Command {
 	var name, cwd, engine string
+	var wait bool
 	cmd := &cobra.Command{
 		Use:   "run [--name N] [--cwd DIR] [--engine E] -- CMD [ARGS…]",
 		Short: "run any command as a herd member that outlives this terminal",
@@ -216,6 +247,9 @@ func (h *herdCLI) runCmd() *cobra.Command {
 			}
 			return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {
 				m, err := c.Run(ctx, herd.RunParams{Name: name, Cwd: dir, Engine: engine, Argv: args, Env: h.environ})
+				if err == nil && wait {
+					m, err = awaitReady(ctx, c, m)
+				}
 				if err != nil {
 					return err
 				}
@@ -227,13 +261,14 @@ func (h *herdCLI) runCmd() *cobra.Command {
 	cmd.Flags().StringVar(&name, "name", "", "member name ([a-z][a-z0-9_-]{0,31}); default <engine>-<dir>")
 	cmd.Flags().StringVar(&cwd, "cwd", "", "working directory (default: the current one)")
 	cmd.Flags().StringVar(&engine, "engine", "", "engine whose state rules classify the screen (default: from the command)")
+	waitReadyFlag(cmd, &wait)
 	jsonFlag(cmd, "print the member as JSON")
 	return cmd
 }
 
 func (h *herdCLI) startCmd() *cobra.Command {
 	var name, cwd string
-	var agent bool
+	var agent, wait bool
 	cmd := &cobra.Command{
 		Use:   "start ENGINE [--name N] [--cwd DIR] [--agent] [-- ARGS…]",
 		Short: "start a coding agent from the engines table (claude, codex, opencode, pi, gemini, aider…)",
@@ -262,6 +297,9 @@ func (h *herdCLI) startCmd() *cobra.Command {
 			}
 			return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {
 				m, err := c.Start(ctx, herd.StartParams{Engine: engineArgs[0], Name: name, Cwd: dir, Agent: agent, Args: extra, Env: h.environ})
+				if err == nil && wait {
+					m, err = awaitReady(ctx, c, m)
+				}
 				if err != nil {
 					return err
 				}
@@ -272,6 +310,7 @@ func (h *herdCLI) startCmd() *cobra.Command {
 	cmd.Flags().StringVar(&name, "name", "", "member name ([a-z][a-z0-9_-]{0,31}); default <engine>-<dir>")
 	cmd.Flags().StringVar(&cwd, "cwd", "", "working directory (default: the current one)")
 	cmd.Flags().BoolVar(&agent, "agent", false, "add the engine's autonomous flags and mark the member autonomous")
+	waitReadyFlag(cmd, &wait)
 	jsonFlag(cmd, "print the member as JSON")
 	return cmd
 }

@@ -7,6 +7,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	goruntime "runtime"
 	"runtime/debug"
 	"strings"
@@ -96,6 +97,9 @@ func completionCmd() *cobra.Command {
 			root, out := cmd.Root(), cmd.OutOrStdout()
 			switch args[0] {
 			case "bash":
+				if _, err := io.WriteString(out, bashCompletionGuard); err != nil {
+					return err
+				}
 				return root.GenBashCompletionV2(out, true)
 			case "zsh":
 				return root.GenZshCompletion(out)
@@ -106,6 +110,17 @@ func completionCmd() *cobra.Command {
 		},
 	}
 }
+
+// bashCompletionGuard heads the bash script: cobra's script calls _get_comp_words_by_ref from
+// the bash-completion package, so without it every Tab printed "command not found". Sourced
+// without the package, the script says what to install and registers nothing.
+const bashCompletionGuard = `# mosh's completion needs the bash-completion package (its _get_comp_words_by_ref).
+if ! declare -F _get_comp_words_by_ref >/dev/null 2>&1; then
+    echo "mosh completion: bash completion needs the bash-completion package (e.g. apt install bash-completion, dnf install bash-completion, brew install bash-completion@2); install it, start a new shell, then load this again" >&2
+    return 1 2>/dev/null || exit 1
+fi
+
+`
 
 // memberArgs says which positional arguments of a command name a member, from its usage line:
 // "attach NAME" → the first; "wait NAME…" and "kill NAME…|t-N…|--all" → every one.

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
 	"strings"
@@ -169,5 +170,141 @@ func TestJQ(t *testing.T) {
 	// Only verbs with --json take it.
 	if _, errs, code := e.run("attach", "api", "--jq", "x"); code != 1 || !strings.Contains(errs, "unknown flag: --jq") {
 		t.Errorf("attach --jq: exit %d, %q", code, errs)
+	}
+}
+
+// TestJSONOnFlagErrors: a flag error prints the JSON error too, wherever --json stands on the
+// line (before or after the bad flag); --json=false and no --json keep stdout empty.
+func TestJSONOnFlagErrors(t *testing.T) {
+	s := newSandbox(t)
+	for _, args := range [][]string{
+		{"herd", "ps", "--bogus", "--json"},
+		{"herd", "ps", "--json", "--bogus"},
+		{"herd", "wait", "api", "--timeout", "soon", "--json"},
+		{"herd", "tasks", "--json=true", "--limit", "x"},
+	} {
+		o := s.run("", args...)
+		var er struct {
+			Error struct {
+				Message  string `json:"message"`
+				ExitCode int    `json:"exitCode"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(o.stdout), &er); err != nil || o.code != 1 || er.Error.ExitCode != 1 || er.Error.Message == "" || !strings.Contains(o.stderr, er.Error.Message) {
+			t.Errorf("mosh %v: exit %d, stdout %q (%v), stderr %q", args, o.code, o.stdout, err, o.stderr)
+		}
+	}
+	for _, args := range [][]string{{"herd", "ps", "--bogus"}, {"herd", "ps", "--bogus", "--json=false"}} {
+		if o := s.run("", args...); o.code != 1 || o.stdout != "" {
+			t.Errorf("mosh %v: exit %d, stdout %q", args, o.code, o.stdout)
+		}
+	}
+}
+
+// TestJQInvalidPath: a --jq path gjson cannot parse is refused before the verb runs (exit 1,
+// naming the problem), never a silent empty output and exit 0.
+func TestJQInvalidPath(t *testing.T) {
+	s := newSandbox(t)
+	for path, problem := range map[string]string{
+		`#(name=="web"`: "unclosed (",
+		`#(name=="web)`: "unterminated string",
+		`a.b)`:          "unbalanced )",
+		`{name,engine`:  "unclosed {",
+		`[name`:         "unclosed [",
+		`name.@nosuch`:  "unknown modifier @nosuch",
+		`name\`:         "ends in a backslash",
+	} {
+		o := s.run("", "herd", "ps", "--jq", path)
+		if o.code != 1 || o.stdout != "" || !strings.Contains(o.stderr, "--jq") || !strings.Contains(o.stderr, problem) {
+			t.Errorf("ps --jq %q: exit %d, stdout %q, stderr %q (want %q)", path, o.code, o.stdout, o.stderr, problem)
+		}
+	}
+	// A run that would start something starts nothing with a bad path.
+	if o := s.run("", "herd", "run", "--name", "x", "--jq", "#(", "--", "/bin/sh"); o.code != 1 || !strings.Contains(o.stderr, "unclosed (") {
+		t.Errorf("herd run --jq '#(': exit %d, stderr %q", o.code, o.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(s.moshHome(), "herd")); err == nil {
+		if o := s.run("", "herd", "ps", "--json"); strings.Contains(o.stdout, `"x"`) {
+			t.Errorf("a bad --jq path started the member: %s", o.stdout)
+		}
+	}
+	for _, path := range []string{`#.name`, `#(name=="web").name`, `a\.b`, `@reverse`, `{name,engine}`, `#(name%"w*")#`, `name|@this`, `..0`, `@join:{"preserve":true}`, `#(name=="a)b").name`} {
+		if err := checkJQPath(path); err != nil {
+			t.Errorf("checkJQPath(%q) = %v, want ok", path, err)
+		}
+	}
+}
+
+// TestCompletionBashNeedsBashCompletion: sourced in a bash without the bash-completion package,
+// the script says what it needs and registers nothing (no "_get_comp_words_by_ref: command not
+// found" at every Tab); with the package it registers the completion, silently.
+func TestCompletionBashNeedsBashCompletion(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash on PATH")
+	}
+	s := newSandbox(t)
+	o := s.run("", "completion", "bash")
+	if o.code != 0 {
+		t.Fatalf("completion bash: exit %d, %q", o.code, o.stderr)
+	}
+	script := filepath.Join(s.home, "mosh.bash")
+	if err := os.WriteFile(script, []byte(o.stdout), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	without := s.runCmd(exec.Command(bash, "--norc", "--noprofile", "-c", `source "$1"; echo "rc=$?"; complete -p mosh`, "bash", script), "")
+	if !strings.Contains(without.stderr, "bash-completion package") || !strings.Contains(without.stdout, "rc=1") || without.code == 0 {
+		t.Errorf("without bash-completion: exit %d, stdout %q, stderr %q", without.code, without.stdout, without.stderr)
+	}
+	with := s.runCmd(exec.Command(bash, "--norc", "--noprofile", "-c", `_get_comp_words_by_ref() { :; }; source "$1"; echo "rc=$?"; complete -p mosh`, "bash", script), "")
+	if with.code != 0 || with.stderr != "" || !strings.Contains(with.stdout, "rc=0") || !strings.Contains(with.stdout, "complete") {
+		t.Errorf("with bash-completion: exit %d, stdout %q, stderr %q", with.code, with.stdout, with.stderr)
+	}
+}
+
+// TestStartWaitSaysWhyAnEngineStopped: `herd run/start --wait` follows the member until it is
+// ready (idle or blocked); one that exits during start-up is exit 5 with its last screen lines
+// (Claude Code as root with --agent), as JSON with --json; a ready one prints its row.
+func TestStartWaitSaysWhyAnEngineStopped(t *testing.T) {
+	e := newHerdEnv(t)
+	bin := filepath.Join(e.home, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const why = "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons"
+	if err := os.WriteFile(filepath.Join(bin, "claude"), []byte("#!/bin/sh\necho '"+why+"'\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i, kv := range e.env {
+		if strings.HasPrefix(kv, "PATH=") {
+			e.env[i] = "PATH=" + bin + ":" + strings.TrimPrefix(kv, "PATH=")
+		}
+	}
+	out, errs, code := e.run("herd", "start", "claude", "--name", "cc", "--agent", "--wait", "--json")
+	var er struct {
+		Error struct {
+			Message  string `json:"message"`
+			ExitCode int    `json:"exitCode"`
+		} `json:"error"`
+	}
+	if code != 5 || json.Unmarshal([]byte(out), &er) != nil || er.Error.ExitCode != 5 || !strings.Contains(er.Error.Message, why) || !strings.Contains(errs, "cc exited during start-up with code 1") {
+		t.Errorf("start --wait of an engine that stops: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	_, errs, code = e.run("herd", "run", "--name", "early", "--wait", "--", "sh", "-c", "echo 'no config found'; exit 2")
+	if code != 5 || !strings.Contains(errs, "early exited during start-up with code 2: no config found") {
+		t.Errorf("run --wait of a command that stops: exit %d, stderr %q", code, errs)
+	}
+	out, errs, code = e.run("herd", "run", "--name", "sh", "--wait", "--json", "--", "/bin/sh")
+	var m struct {
+		Name, State string
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &m) != nil || m.Name != "sh" || m.State != "idle" {
+		t.Errorf("run --wait of a shell: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	// Without --wait, start returns at launch; the reason is on the member once it is gone.
+	e.expect(0, "herd", "run", "--name", "later", "--", "sh", "-c", "echo 'bad flag --x'; exit 3")
+	_, errs, code = e.run("herd", "wait", "later", "--state", "idle")
+	if code != 3 || !strings.Contains(errs, "bad flag --x") {
+		t.Errorf("wait on a member that stopped: exit %d, stderr %q", code, errs)
 	}
 }

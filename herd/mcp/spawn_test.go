@@ -101,3 +101,24 @@ func TestSpawnGetResultList(t *testing.T) {
 		t.Fatalf("observing a foreign member submitted a task: %d → %d", len(before), len(after))
 	}
 }
+
+// TestSpawnStartupFailureSaysWhy: an agent whose engine exits during start-up (Claude Code as root
+// with its autonomous flag) is a failed AgentResult whose error carries the engine's last screen
+// lines, not only an exit code.
+func TestSpawnStartupFailureSaysWhy(t *testing.T) {
+	e := newEnv(t, "")
+	claude := filepath.Join(e.home, "bin", "claude")
+	_ = os.Remove(claude)
+	const why = "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons"
+	if err := os.WriteFile(claude, []byte("#!/bin/sh\necho '"+why+"'\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var res AgentResult
+	text := e.ok("spawn_agent", map[string]any{"prompt": "Add a greeting file", "kind": "claude", "cwd": e.repo(), "timeout_ms": 60000}, "AgentResult", &res)
+	if res.Status != statusFailed || !strings.Contains(res.Error, why) || !strings.Contains(res.Error, "exited with code 1") {
+		t.Fatalf("status %s, error %q\n%s", res.Status, res.Error, text)
+	}
+	if !strings.Contains(text, why) {
+		t.Errorf("the model-facing text says why:\n%s", text)
+	}
+}

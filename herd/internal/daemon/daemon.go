@@ -427,7 +427,7 @@ func (d *daemon) liveMember(name string) (*member, error) {
 		return nil, err
 	}
 	if exited, code := d.exitedOf(m); exited {
-		return nil, exitcode.New(exitcode.Gone, "%s has exited (code %d): `mosh herd read %s` shows its last screen, `mosh restore` restarts it", name, code, name)
+		return nil, exitcode.New(exitcode.Gone, "%s has exited (code %d)%s: `mosh herd read %s` shows its last screen, `mosh restore` restarts it", name, code, herd.ExitReasonSuffix(d.exitReasonOf(m)), name)
 	}
 	return m, nil
 }
@@ -472,13 +472,14 @@ func changed(a, b herd.Reading) bool {
 // failed: tasks_record.go).
 func (d *daemon) memberExited(m *member, code int) {
 	now := time.Now()
+	reason := exitReason(m.scr.Text(exitReasonScan))
 	d.withState(func() {
-		m.exited, m.exitCode = true, code
+		m.exited, m.exitCode, m.exitReason = true, code, reason
 		prev := m.reading.State
 		m.reading = herd.Reading{State: herd.StateGone, Authority: herd.AuthorityRuntime, AtMs: now.UnixMilli(), Rule: fmt.Sprintf("process exited with code %d", code)}
 		d.exitQueueLocked(m, code) // closes the queued prompts before any waiter wakes on gone
 		c := code
-		ev := herd.Event{Type: herd.EventState, Name: m.name, State: herd.StateGone, Authority: herd.AuthorityRuntime, Prev: prev, ExitCode: &c, AtMs: now.UnixMilli()}
+		ev := herd.Event{Type: herd.EventState, Name: m.name, State: herd.StateGone, Authority: herd.AuthorityRuntime, Prev: prev, ExitCode: &c, ExitReason: reason, AtMs: now.UnixMilli()}
 		if op := d.taskEventLocked(m, &ev, true); op != nil {
 			d.lw.record(*op)
 		}
@@ -495,6 +496,27 @@ func (d *daemon) memberExited(m *member, code int) {
 		}
 	})
 	d.logger.Printf("%s exited with code %d", m.name, code)
+}
+
+// exitReasonScan is how many lines of a finished screen exitReason looks at, and
+// exitReasonLines how many non-blank ones it keeps.
+const (
+	exitReasonScan  = 60
+	exitReasonLines = 6
+)
+
+// exitReason is what an exited process left on its screen: its last non-blank lines, trimmed.
+func exitReason(screen string) string {
+	var kept []string
+	for _, l := range strings.Split(screen, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			kept = append(kept, l)
+		}
+	}
+	if len(kept) > exitReasonLines {
+		kept = kept[len(kept)-exitReasonLines:]
+	}
+	return strings.Join(kept, "\n")
 }
 
 // names returns live and remembered member names, sorted.

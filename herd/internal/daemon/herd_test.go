@@ -424,7 +424,7 @@ func TestValidation(t *testing.T) {
 		t.Fatalf("missing cwd: %v", err)
 	}
 	_, err = h.c.Run(h.ctx, herd.RunParams{Cwd: cwd, Argv: []string{"no-such-command-xyz"}})
-	wantCode(t, err, exitcode.Usage)
+	wantCode(t, err, exitcode.Infra) // a missing program is infrastructure, as for herd start
 	_, err = h.c.Start(h.ctx, herd.StartParams{Engine: "notanengine", Cwd: cwd})
 	wantCode(t, err, exitcode.Usage)
 	if !strings.Contains(err.Error(), "claude") {
@@ -979,8 +979,69 @@ func TestRunFindsInstalledTools(t *testing.T) {
 		t.Fatalf("the tool did not run: %q", s)
 	}
 	_, err = h.c.Run(h.ctx, herd.RunParams{Name: "none", Env: env, Argv: []string{"herd-t-missing"}})
-	wantCode(t, err, exitcode.Usage)
-	if err == nil || !strings.Contains(err.Error(), "is not on your PATH") {
+	wantCode(t, err, exitcode.Infra)
+	if err == nil || !strings.Contains(err.Error(), "is not on your PATH") || !strings.Contains(err.Error(), "install herd-t-missing") {
 		t.Fatalf("a missing command: %v", err)
+	}
+}
+
+// TestMissingEngineProgramIsOneExitCode: the same missing program reads the same through run and
+// start: exit 5 (infrastructure), naming the engine and what to install.
+func TestMissingEngineProgramIsOneExitCode(t *testing.T) {
+	h := newHerd(t)
+	env := []string{"PATH=" + t.TempDir()}
+	_, runErr := h.c.Run(h.ctx, herd.RunParams{Name: "viarun", Env: env, Argv: []string{"codex"}})
+	_, startErr := h.c.Start(h.ctx, herd.StartParams{Engine: "codex", Name: "viastart", Env: env})
+	for what, err := range map[string]error{"run -- codex": runErr, "start codex": startErr} {
+		wantCode(t, err, exitcode.Infra)
+		if !strings.Contains(err.Error(), "codex is not installed") || !strings.Contains(err.Error(), "install codex") {
+			t.Errorf("%s: %v", what, err)
+		}
+	}
+	if runErr.Error() != startErr.Error() {
+		t.Errorf("run and start say different things:\n run:   %v\n start: %v", runErr, startErr)
+	}
+	if ms, _ := h.c.List(h.ctx); len(ms) != 0 {
+		t.Errorf("a missing program left members: %+v", ms)
+	}
+}
+
+// TestExitReasonIsTheLastScreenLines: a member whose process exits (during start-up or later)
+// carries its last screen lines as the reason: in its roster row, in a wait's error, and in the
+// refusal of a prompt to it.
+func TestExitReasonIsTheLastScreenLines(t *testing.T) {
+	h := newHerd(t)
+	m, err := h.c.Run(h.ctx, herd.RunParams{Name: "early", Argv: []string{"/bin/sh", "-c", "echo 'starting up'; echo '--dangerously-skip-permissions cannot be used with root/sudo privileges'; exit 1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.ExitReason != "" {
+		t.Errorf("a live member has no exit reason: %q", m.ExitReason)
+	}
+	res, err := h.c.Wait(h.ctx, []string{"early"}, herd.WaitOptions{States: []string{herd.StateIdle}})
+	wantCode(t, err, exitcode.Gone)
+	const why = "--dangerously-skip-permissions cannot be used with root/sudo privileges"
+	if res == nil || len(res.Results) != 1 || !strings.Contains(res.Results[0].ExitReason, why) || !strings.Contains(res.Results[0].ExitReason, "starting up") {
+		t.Fatalf("wait outcome: %+v", res)
+	}
+	if !strings.Contains(err.Error(), "exited with code 1") || !strings.Contains(err.Error(), why) {
+		t.Errorf("wait error: %v", err)
+	}
+	ms, err := h.c.List(h.ctx)
+	if err != nil || len(ms) != 1 || ms[0].ExitCode == nil || *ms[0].ExitCode != 1 || !strings.HasSuffix(ms[0].ExitReason, why) {
+		t.Fatalf("roster row: %+v %v", ms, err)
+	}
+	_, err = h.c.Prompt(h.ctx, "early", "hello", herd.PromptOptions{})
+	wantCode(t, err, exitcode.Gone)
+	if !strings.Contains(err.Error(), why) {
+		t.Errorf("prompt to an exited member: %v", err)
+	}
+	// A process that leaves a blank screen has no reason to give: the exit code only.
+	if _, err := h.c.Run(h.ctx, herd.RunParams{Name: "blank", Argv: []string{"/bin/sh", "-c", "exit 2"}}); err != nil {
+		t.Fatal(err)
+	}
+	res, _ = h.c.Wait(h.ctx, []string{"blank"}, herd.WaitOptions{States: []string{herd.StateIdle}})
+	if res == nil || res.Results[0].ExitReason != "" || res.Results[0].ExitCode == nil || *res.Results[0].ExitCode != 2 {
+		t.Errorf("blank: %+v", res)
 	}
 }

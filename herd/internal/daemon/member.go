@@ -81,6 +81,7 @@ type member struct {
 	exited     bool
 	removed    bool // killed or pruned: the name no longer refers to this member
 	exitCode   int
+	exitReason string      // the last non-blank lines of its screen when it exited (exitReason)
 	task       *openTask   // the last prompt's task until it ends (tasks_record.go)
 	lastClosed *closedTask // the task that ended last, until the next prompt
 	// The prompt queue (queue.go): prompts waiting for the member to read idle or done, and

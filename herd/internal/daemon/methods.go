@@ -220,7 +220,11 @@ func hRun(ctx context.Context, sc *serverConn, params json.RawMessage) (any, err
 	}
 	bin, err := herd.LookPath(p.Argv[0], cwd, p.Env, d.toolsDir())
 	if err != nil {
-		return nil, exitcode.New(exitcode.Usage, "cannot run %s: %v: install it or give its full path", p.Argv[0], err)
+		label := p.Argv[0]
+		if known && filepath.Base(p.Argv[0]) == spec.Bin {
+			label = spec.Key
+		}
+		return nil, missingProgram(label, p.Argv[0], err)
 	}
 	name, err := d.reserveName(p.Name, engine, cwd)
 	if err != nil {
@@ -235,6 +239,12 @@ func hRun(ctx context.Context, sc *serverConn, params json.RawMessage) (any, err
 
 // toolsDir is $MOSH_HOME/bin, where `mosh install` links the commands it installs.
 func (d *daemon) toolsDir() string { return filepath.Join(d.home, "bin") }
+
+// missingProgram is the one error for a program that cannot be found, whichever verb asked
+// (run, start): infrastructure (exit 5), naming the engine or command and what to install.
+func missingProgram(label, bin string, err error) error {
+	return exitcode.New(exitcode.Infra, "%s is not installed: %v: install %s, or put it on PATH (or give its full path); mosh herd doctor lists the engines it finds", label, err, label)
+}
 
 func unknownEngine(d *daemon, name string) error {
 	return exitcode.New(exitcode.Usage, "unknown engine %q: use one of %s, or `mosh herd run -- CMD` for any command", name, strings.Join(d.engines.Keys(), ", "))
@@ -259,7 +269,7 @@ func hStart(ctx context.Context, sc *serverConn, params json.RawMessage) (any, e
 	}
 	bin, err := herd.LookPath(spec.Bin, cwd, p.Env, d.toolsDir())
 	if err != nil {
-		return nil, exitcode.New(exitcode.Infra, "engine %s is not installed: %v: install it, or put it on PATH", spec.Key, err)
+		return nil, missingProgram(spec.Key, spec.Bin, err)
 	}
 	args := append([]string(nil), spec.LaunchArgs...)
 	if p.Agent {
@@ -296,6 +306,7 @@ func (p ptyMember) row() *herd.Member {
 		if m.exited {
 			c := m.exitCode
 			r.ExitCode = &c
+			r.ExitReason = m.exitReason
 		}
 		r.Queued = len(m.queue)
 	})
@@ -442,7 +453,7 @@ func hPrompt(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 		return res, nil
 	}
 	out := d.awaitAfterPrompt(ctx, m, sub, states, time.Duration(p.TimeoutMs)*time.Millisecond, res.Task, qp != nil)
-	res.Outcome, res.State, res.ExitCode, res.TaskState = out.Outcome, out.State, out.ExitCode, out.taskState
+	res.Outcome, res.State, res.ExitCode, res.ExitReason, res.TaskState = out.Outcome, out.State, out.ExitCode, out.ExitReason, out.taskState
 	// What the answer reports (e.g. the task's end) is in the ledger before the caller hears it.
 	d.lw.flush(m.name)
 	return res, nil

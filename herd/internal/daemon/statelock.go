@@ -34,6 +34,12 @@ func (d *daemon) readingOf(m *member) (r herd.Reading) {
 	return r
 }
 
+// exitReasonOf is what m's exited process left on its screen ("" while it runs).
+func (d *daemon) exitReasonOf(m *member) (reason string) {
+	d.withState(func() { reason = m.exitReason })
+	return reason
+}
+
 // exitedOf says whether m's process exited, and with which code (under the state lock).
 func (d *daemon) exitedOf(m *member) (exited bool, code int) {
 	d.withState(func() { exited, code = m.exited, m.exitCode })

@@ -143,7 +143,7 @@ func hWait(ctx context.Context, sc *serverConn, params json.RawMessage) (any, er
 			w.State, w.BlockedOn, w.Authority, w.exited = m.reading.State, m.reading.BlockedOn, m.reading.Authority, m.exited
 			if m.exited {
 				c := m.exitCode
-				w.ExitCode = &c
+				w.ExitCode, w.ExitReason = &c, m.exitReason
 			}
 			w.failed = m.task == nil && m.kind.failedLocked()
 			w.pending = m.task != nil && m.task.endPending
@@ -185,7 +185,7 @@ func hWait(ctx context.Context, sc *serverConn, params json.RawMessage) (any, er
 				case herd.EventState:
 					w.State, w.BlockedOn, w.Authority = e.State, e.BlockedOn, e.Authority
 					if e.ExitCode != nil {
-						w.exited, w.ExitCode = true, e.ExitCode
+						w.exited, w.ExitCode, w.ExitReason = true, e.ExitCode, e.ExitReason
 					}
 					w.failed = e.TaskState == ledger.StateFailed
 					w.pending = e.TaskPending
@@ -329,7 +329,7 @@ func (d *daemon) awaitAfterPrompt(ctx context.Context, m *member, sub *busSub, w
 					}
 				case eventTaskEnd:
 					if task != "" && e.Task == task && e.TaskState != "" && e.TaskState != ledger.StateDone && e.TaskState != ledger.StateIdle {
-						return promptOutcome{herd.WaitOutcome{Name: m.name, Outcome: herd.OutcomeEnded, State: e.State, Seq: e.Seq, ExitCode: e.ExitCode}, e.TaskState}
+						return promptOutcome{herd.WaitOutcome{Name: m.name, Outcome: herd.OutcomeEnded, State: e.State, Seq: e.Seq, ExitCode: e.ExitCode, ExitReason: e.ExitReason}, e.TaskState}
 					}
 					if task != "" && e.Task == task && started && wanted(ws, e.TaskState, "") {
 						// Its turn ended without a state change (a prompt typed with now over a task
@@ -340,7 +340,7 @@ func (d *daemon) awaitAfterPrompt(ctx context.Context, m *member, sub *busSub, w
 					o := promptOutcome{WaitOutcome: herd.WaitOutcome{Name: m.name, State: e.State, BlockedOn: e.BlockedOn, Authority: e.Authority, Seq: e.Seq}}
 					if e.ExitCode != nil {
 						// The process exited: whatever the prompt was waiting for, it is over.
-						o.Outcome, o.ExitCode = herd.OutcomeEnded, e.ExitCode
+						o.Outcome, o.ExitCode, o.ExitReason = herd.OutcomeEnded, e.ExitCode, e.ExitReason
 						if e.Task == task {
 							o.taskState = e.TaskState
 						}
