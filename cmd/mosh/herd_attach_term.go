@@ -15,6 +15,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/muesli/cancelreader"
 	"golang.org/x/term"
 )
 
@@ -153,7 +154,18 @@ func runAttachTerminal(ctx context.Context, in *os.File, out io.Writer, screen b
 			}
 		}
 	}()
-	return pumpAttach(ctx, in, out, s)
+	// The input is read through a cancelable reader: when the member ends, the read pending on
+	// the terminal is called off, so no keystroke typed after the session goes to it (top reads
+	// the terminal again once an attach from it ends).
+	var input io.Reader = in
+	if cr, err := cancelreader.NewReader(in); err == nil {
+		input = cr
+		defer func() {
+			cr.Cancel()
+			_ = cr.Close()
+		}()
+	}
+	return pumpAttach(ctx, input, out, s)
 }
 
 // isTerminalFile reports whether f is a terminal (attach refuses anything else).

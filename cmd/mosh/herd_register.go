@@ -31,6 +31,7 @@ var herdVerbs = []herdVerb{
 	{names: []string{"doctor"}, sub: true, build: (*herdCLI).doctorCmd},
 	{names: []string{"explain"}, sub: true, build: (*herdCLI).explainCmd},
 	{names: []string{"daemon"}, sub: true, build: (*herdCLI).daemonCmd},
+	{names: []string{"top"}, sub: true, build: (*herdCLI).topCmd},
 }
 
 // The herd family: `mosh herd VERB` plus the top-level shortcuts ps, attach, wait, kill and

@@ -440,7 +440,7 @@ func (d *daemon) refresh(m *member, settled bool) {
 	m.screenR, m.hookR = scr, hook
 	if changed(m.reading, fused) {
 		prev := m.reading.State
-		m.reading = fused
+		m.setReadingLocked(fused, now)
 		ev := herd.Event{Type: herd.EventState, Name: m.name, State: fused.State, BlockedOn: fused.BlockedOn, Authority: fused.Authority, Prev: prev, AtMs: now.UnixMilli()}
 		// Queued before it is emitted: a waiter woken by the event that then flushes the ledger
 		// finds this write ahead of its flush.
@@ -466,7 +466,7 @@ func (d *daemon) memberExited(m *member, code int) {
 	d.withState(func() {
 		m.exited, m.exitCode = true, code
 		prev := m.reading.State
-		m.reading = herd.Reading{State: herd.StateGone, Authority: herd.AuthorityRuntime, AtMs: now.UnixMilli(), Rule: fmt.Sprintf("process exited with code %d", code)}
+		m.setReadingLocked(herd.Reading{State: herd.StateGone, Authority: herd.AuthorityRuntime, AtMs: now.UnixMilli(), Rule: fmt.Sprintf("process exited with code %d", code)}, now)
 		d.exitQueueLocked(m, code) // closes the queued prompts before any waiter wakes on gone
 		c := code
 		ev := herd.Event{Type: herd.EventState, Name: m.name, State: herd.StateGone, Authority: herd.AuthorityRuntime, Prev: prev, ExitCode: &c, AtMs: now.UnixMilli()}
