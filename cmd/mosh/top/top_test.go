@@ -76,7 +76,7 @@ func (f *fakeActions) Interrupt(_ context.Context, name string) error {
 	return f.rec("interrupt", name, "")
 }
 func (f *fakeActions) Kill(_ context.Context, name string) error { return f.rec("kill", name, "") }
-func (f *fakeActions) Attach(string) tea.ExecCommand          { return nil }
+func (f *fakeActions) Attach(string) tea.ExecCommand             { return nil }
 
 func newModel(t *testing.T, w, h int) (*Model, *fakeActions) {
 	t.Helper()

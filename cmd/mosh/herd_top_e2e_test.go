@@ -1,0 +1,283 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+
+	"github.com/mosh-dev/mosh/herd"
+	"github.com/mosh-dev/mosh/herd/screen"
+)
+
+// topTerm is `mosh herd top` on a real pty, its output drawn by the same VT emulator the daemon
+// uses (which also answers the terminal queries Bubble Tea sends), so a test reads the screen a
+// person would see. Waits are on the emulator's output, never on a clock.
+type topTerm struct {
+	cmd   *exec.Cmd
+	f     *os.File
+	scr   *screen.Screen
+	mu    sync.Mutex
+	wake  chan struct{} // closed and replaced on every output chunk
+	eof   chan struct{}
+	bytes int
+}
+
+func (e *herdEnv) startTop(extraEnv ...string) *topTerm {
+	e.t.Helper()
+	cmd := exec.Command(e.mosh, "herd", "top")
+	cmd.Env = append(append([]string{}, e.env...), extraEnv...)
+	cmd.Dir = e.home
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 100, Rows: 30})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	tt := &topTerm{cmd: cmd, f: f, wake: make(chan struct{}), eof: make(chan struct{})}
+	tt.scr = screen.New(100, 30, screen.Options{OnReply: func(b []byte) { _, _ = f.Write(b) }})
+	go func() {
+		defer close(tt.eof)
+		b := make([]byte, 32<<10)
+		for {
+			n, err := f.Read(b)
+			if n > 0 {
+				tt.scr.Write(b[:n])
+				tt.mu.Lock()
+				tt.bytes += n
+				close(tt.wake)
+				tt.wake = make(chan struct{})
+				tt.mu.Unlock()
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	e.t.Cleanup(func() { f.Close(); _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return tt
+}
+
+// text is the visible screen.
+func (tt *topTerm) text() string { return tt.scr.Snapshot().Text() }
+
+// waitScreen waits, output chunk by output chunk, until cond holds on the screen (bounded: 20 s
+// without it fails the test).
+func (tt *topTerm) waitScreen(t testing.TB, what string, cond func(string) bool) string {
+	t.Helper()
+	limit := time.NewTimer(20 * time.Second)
+	defer limit.Stop()
+	for {
+		tt.mu.Lock()
+		wake := tt.wake
+		tt.mu.Unlock()
+		if s := tt.text(); cond(s) {
+			return s
+		}
+		select {
+		case <-wake:
+		case <-tt.eof:
+			if s := tt.text(); cond(s) {
+				return s
+			}
+			t.Fatalf("%s: top ended first; screen:\n%s", what, tt.text())
+		case <-limit.C:
+			t.Fatalf("%s: not on the screen; it shows:\n%s", what, tt.text())
+		}
+	}
+}
+
+func (tt *topTerm) key(s string) { _, _ = tt.f.Write([]byte(s)) }
+
+// rowOf is the screen line of member name's row ("" when it is not shown).
+func rowOf(s, name string) string {
+	for _, l := range strings.Split(s, "\n") {
+		f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(l), "›"))
+		if len(f) > 0 && f[0] == name {
+			return l
+		}
+	}
+	return ""
+}
+
+func (e *herdEnv) client(ctx context.Context) *herd.Client {
+	e.t.Helper()
+	c, err := herd.NewClient(ctx, herd.Options{Home: e.home, NoStart: true, Env: e.env})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// waitEvent reads sub until an event for name in state arrives.
+func waitEvent(t testing.TB, sub *herd.Subscription, name, state string) herd.Event {
+	t.Helper()
+	limit := time.NewTimer(20 * time.Second)
+	defer limit.Stop()
+	for {
+		select {
+		case ev, ok := <-sub.Events():
+			if !ok {
+				t.Fatalf("subscription ended: %v", sub.Err())
+			}
+			if ev.Name == name && ev.State == state {
+				return ev
+			}
+		case <-limit.C:
+			t.Fatalf("no %s event for %s", state, name)
+		}
+	}
+}
+
+func TestHerdTopThroughPty(t *testing.T) {
+	e := newHerdEnv(t)
+	e.ok("herd", "run", "--name", "m", "--", "/bin/sh", "-c", "exec cat")
+	e.ok("herd", "run", "--name", "k", "--", "/bin/sh", "-c", "exec cat")
+	ctx := context.Background()
+	c := e.client(ctx)
+	sub, err := c.Subscribe(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+
+	tt := e.startTop()
+	tt.waitScreen(t, "both members listed", func(s string) bool {
+		return rowOf(s, "m") != "" && rowOf(s, "k") != "" && strings.Contains(s, "waiting on you: nobody")
+	})
+
+	// A member turning blocked appears on the event, first, with the footer counting it.
+	if _, err := c.Report(ctx, "m", "blocked", "permission", 5*time.Minute, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitEvent(t, sub, "m", "blocked")
+	s := tt.waitScreen(t, "m blocked/permission", func(s string) bool {
+		return strings.Contains(rowOf(s, "m"), "blocked/permission") && strings.Contains(s, "waiting on you: 1 now")
+	})
+	if i, j := strings.Index(s, rowOf(s, "m")), strings.Index(s, rowOf(s, "k")); i > j {
+		t.Fatalf("the blocked member comes first:\n%s", s)
+	}
+
+	// a answers the selected (blocked) member: typed into it.
+	tt.key("a")
+	tt.waitScreen(t, "the answer line", func(s string) bool { return strings.Contains(s, "answer m (Enter sends") })
+	tt.key("yes-from-top\r")
+	tt.waitScreen(t, "answer done", func(s string) bool { return strings.Contains(s, "answer m: done") })
+	eventually(t, "the answer reached the member", func() (bool, string) {
+		out := e.ok("herd", "read", "m")
+		return strings.Contains(out, "yes-from-top"), out
+	})
+
+	// K asks first; n keeps the member, y kills it.
+	tt.key("j") // k
+	tt.key("K")
+	tt.waitScreen(t, "kill confirmation", func(s string) bool { return strings.Contains(s, "kill k? ") })
+	tt.key("n")
+	tt.waitScreen(t, "not killed", func(s string) bool { return strings.Contains(s, "kill k: not killed") })
+	if m := findMember(e.ps(), "k"); m == nil || !m.Alive {
+		t.Fatalf("n killed k: %+v", m)
+	}
+	tt.key("K")
+	tt.waitScreen(t, "kill confirmation again", func(s string) bool { return strings.Contains(s, "kill k? ") })
+	tt.key("y")
+	tt.waitScreen(t, "k gone from top", func(s string) bool {
+		return strings.Contains(s, "kill k: done") && !strings.Contains(rowOf(s, "k"), "idle")
+	})
+	if m := findMember(e.ps(), "k"); m != nil && m.Alive {
+		t.Fatalf("y did not kill k: %+v", m)
+	}
+
+	// q quits with 0 and gives the terminal back (the alternate screen is left).
+	tt.key("q")
+	done := make(chan error, 1)
+	go func() { done <- tt.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("q: %v\n%s", err, tt.text())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("q did not quit:\n%s", tt.text())
+	}
+	<-tt.eof
+	if tt.scr.Snapshot().AltScreen {
+		t.Fatal("top left the terminal on the alternate screen")
+	}
+}
+
+func TestHerdTopOffATerminal(t *testing.T) {
+	e := newHerdEnv(t)
+	_, errs := e.expect(1, "herd", "top")
+	if !strings.Contains(errs, "needs a terminal") || !strings.Contains(errs, "--json") {
+		t.Fatalf("top off a terminal names the way out: %q", errs)
+	}
+	e.expect(1, "herd", "top", "extra")
+	e.ok("herd", "run", "--name", "a", "--", "/bin/sh", "-c", "exec cat")
+	e.ok("herd", "run", "--name", "b", "--", "/bin/sh", "-c", "exec cat")
+	e.ok("herd", "report", "b", "blocked:question", "--ttl", "5m")
+	var r struct {
+		Members []struct {
+			Name      string `json:"name"`
+			State     string `json:"state"`
+			InStateMs int64  `json:"inStateMs"`
+		} `json:"members"`
+		WaitingOnYou struct {
+			Members int `json:"members"`
+		} `json:"waitingOnYou"`
+	}
+	out := e.ok("herd", "top", "--json")
+	if err := json.Unmarshal([]byte(out), &r); err != nil || len(r.Members) != 2 || r.Members[0].Name != "b" || r.WaitingOnYou.Members != 1 {
+		t.Fatalf("top --json: %v\n%s", err, out)
+	}
+}
+
+// BenchmarkHerdTopEventToFrame prints how long a state event takes to reach top's screen: from
+// the moment a subscriber (this benchmark) receives a member's blocked event to the moment the
+// VT emulator fed by top's pty shows the member's row as blocked. Figures, not assertions:
+//
+//	go test ./cmd/mosh -run '^$' -bench HerdTopEventToFrame -benchtime 50x
+func BenchmarkHerdTopEventToFrame(b *testing.B) {
+	e := newHerdEnvTB(b)
+	e.ok("herd", "run", "--name", "m", "--", "/bin/sh", "-c", "exec cat")
+	ctx := context.Background()
+	c := e.client(ctx)
+	sub, err := c.Subscribe(ctx, "m")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sub.Close()
+	tt := e.startTop()
+	tt.waitScreen(b, "m listed", func(s string) bool { return rowOf(s, "m") != "" })
+	var lat []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		state, kind := "blocked", "permission"
+		if i%2 == 1 {
+			state, kind = "working", ""
+		}
+		if _, err := c.Report(ctx, "m", state, kind, 5*time.Minute, nil); err != nil {
+			b.Fatal(err)
+		}
+		waitEvent(b, sub, "m", state)
+		t0 := time.Now()
+		want := state
+		if kind != "" {
+			want += "/" + kind
+		}
+		tt.waitScreen(b, "m "+want, func(s string) bool { return strings.Contains(rowOf(s, "m"), " "+want+" ") })
+		lat = append(lat, time.Since(t0))
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	p := func(q float64) float64 { return float64(lat[int(q*float64(len(lat)-1))].Microseconds()) / 1000 }
+	b.ReportMetric(p(0.5), "ms-p50")
+	b.ReportMetric(p(0.99), "ms-p99")
+	b.ReportMetric(0, "ns/op")
+	tt.key("q")
+}
