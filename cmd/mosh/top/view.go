@@ -257,10 +257,27 @@ func (m *Model) bodyLines(st styles) []string {
 	l := m.layout()
 	now := m.opts.Now()
 	out := make([]string, 0, len(m.order)+4)
+	end := m.offset + m.bodyHeight()
 	for _, name := range m.order {
-		out = append(out, m.rowLines(st, l, m.rows[name], now)...)
+		r := m.rows[name]
+		if len(out) >= end {
+			break // below the screen: not drawn
+		}
+		if n := rowHeight(r); len(out)+n <= m.offset {
+			out = append(out, make([]string, n)...) // above the screen: placeholders, not drawn
+			continue
+		}
+		out = append(out, m.rowLines(st, l, r, now)...)
 	}
 	return out
+}
+
+// rowHeight is how many lines a member takes: its row, and its question when it is blocked.
+func rowHeight(r *row) int {
+	if r.m.State == herd.StateBlocked && r.m.Question != nil {
+		return 2
+	}
+	return 1
 }
 
 // scroll keeps the selected member's lines on screen.
@@ -271,11 +288,7 @@ func (m *Model) scroll() {
 	}
 	first, n := 0, 1
 	for _, name := range m.order {
-		r := m.rows[name]
-		n = 1
-		if r.m.State == herd.StateBlocked && r.m.Question != nil {
-			n = 2
-		}
+		n = rowHeight(m.rows[name])
 		if name == m.sel {
 			break
 		}
