@@ -518,6 +518,9 @@ type Event struct {
 	// (at most the engine's hook grace); its end comes as an event of its own. A wait for done
 	// or idle is not answered by this event.
 	TaskPending bool `json:"taskPending,omitempty"`
+	// Question is what the member asks, on a state event into blocked and on a question event
+	// (nil when nothing could be read).
+	Question *Question `json:"question,omitempty"`
 }
 
 // Event types.
@@ -525,6 +528,9 @@ const (
 	EventState   = "state"
 	EventAdded   = "added"
 	EventRemoved = "removed"
+	// EventQuestion: a blocked member's question changed without a state change (the hook's
+	// blocked came first and the screen has now drawn the menu's options). Question carries it.
+	EventQuestion = "question"
 )
 
 type SubscribeParams struct {

@@ -125,6 +125,9 @@ type Engine struct {
 	// AddDirArgs give the engine access to a directory outside its cwd ("{dir}" is replaced):
 	// `herd mcp` adds the task's artifact directory, where the agent writes result.md.
 	AddDirArgs []string `json:"addDirArgs,omitempty"`
+	// Question is how the engine's question is read and a permission answered (question.go);
+	// nil: the table's default "question" entry.
+	Question *QuestionSpec `json:"question,omitempty"`
 
 	compiled []*compiledRule
 	prompt   *regexpT

@@ -431,6 +431,7 @@ func (d *daemon) liveMember(name string) (*member, error) {
 // classification (prompt --wait listens for those).
 func (d *daemon) refresh(m *member, settled bool) {
 	now := time.Now()
+	asked := d.readQuestion(m, now) // outside the state lock: it takes the screen's
 	d.state.lock()
 	fused, scr, hook := m.trk.Readings(now)
 	if m.exited {
@@ -438,16 +439,19 @@ func (d *daemon) refresh(m *member, settled bool) {
 		return // the runtime reading is final; memberExited published it
 	}
 	m.screenR, m.hookR = scr, hook
+	q, qChanged := d.setQuestionLocked(m, fused, asked)
 	if changed(m.reading, fused) {
 		prev := m.reading.State
 		m.setReadingLocked(fused, now)
-		ev := herd.Event{Type: herd.EventState, Name: m.name, State: fused.State, BlockedOn: fused.BlockedOn, Authority: fused.Authority, Prev: prev, AtMs: now.UnixMilli()}
+		ev := herd.Event{Type: herd.EventState, Name: m.name, State: fused.State, BlockedOn: fused.BlockedOn, Authority: fused.Authority, Prev: prev, AtMs: now.UnixMilli(), Question: q}
 		// Queued before it is emitted: a waiter woken by the event that then flushes the ledger
 		// finds this write ahead of its flush.
 		if op := d.taskEventLocked(m, &ev, false); op != nil {
 			d.lw.record(*op)
 		}
 		d.bus.emitLocked(ev)
+	} else if qChanged && q != nil {
+		d.bus.emitLocked(herd.Event{Type: herd.EventQuestion, Name: m.name, State: fused.State, BlockedOn: fused.BlockedOn, Authority: fused.Authority, AtMs: now.UnixMilli(), Question: q})
 	}
 	if settled {
 		d.bus.emitLocked(herd.Event{Type: eventSettle, Name: m.name, State: m.reading.State, BlockedOn: m.reading.BlockedOn, Authority: m.reading.Authority, AtMs: now.UnixMilli()})

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mosh-dev/mosh/herd"
+	"github.com/mosh-dev/mosh/herd/state"
 
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
@@ -98,6 +99,12 @@ type member struct {
 	// staleHook: the hook report being applied belongs to the task before the running one
 	// (hookArrived sets it, hReport clears it).
 	staleHook bool
+
+	// question is what the member asks while it reads blocked (question.go), nil otherwise;
+	// hookAsked is the question the blocked state's hook payload carried, kept while the member
+	// reads blocked (a later Notification's payload says less).
+	question  *herd.Question
+	hookAsked *state.Asked
 
 	// ignored are the last reports not applied (reporter.go), for explain.
 	ignored []herd.IgnoredReport

@@ -99,6 +99,13 @@ func (s *stateTracker) Readings(time.Time) (herd.Reading, *herd.Reading, *herd.R
 	return fused, scr, hook
 }
 
+func (s *stateTracker) HookPayload() json.RawMessage {
+	if h := s.tr.Current().Hook; h != nil && h.Live {
+		return h.Payload
+	}
+	return nil
+}
+
 func screenReading(r *state.Reading) *herd.Reading {
 	if r == nil {
 		return nil

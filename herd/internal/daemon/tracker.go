@@ -27,6 +27,8 @@ type tracker interface {
 	// The tracker re-fuses on its own when a report's grace period or TTL ends and then calls
 	// the changed callback given to NewTracker: no polling.
 	Readings(now time.Time) (fused herd.Reading, screenR, hookR *herd.Reading)
+	// HookPayload is the live hook report's payload (nil when none): what the engine said it asks.
+	HookPayload() json.RawMessage
 	// Explain fills the why of the current state.
 	Explain(now time.Time, into *herd.ExplainResult)
 	// Close stops the tracker's timers.
