@@ -138,7 +138,7 @@ func waitEvent(t testing.TB, sub *herd.Subscription, name, state string) herd.Ev
 func TestHerdTopThroughPty(t *testing.T) {
 	e := newHerdEnv(t)
 	e.ok("herd", "run", "--name", "m", "--", "/bin/sh", "-c", "exec cat")
-	e.ok("herd", "run", "--name", "k", "--", "/bin/sh", "-c", "exec cat")
+	e.ok("herd", "run", "--name", "zed", "--", "/bin/sh", "-c", "exec cat")
 	ctx := context.Background()
 	c := e.client(ctx)
 	sub, err := c.Subscribe(ctx)
@@ -149,7 +149,7 @@ func TestHerdTopThroughPty(t *testing.T) {
 
 	tt := e.startTop()
 	tt.waitScreen(t, "both members listed", func(s string) bool {
-		return rowOf(s, "m") != "" && rowOf(s, "k") != "" && strings.Contains(s, "waiting on you: nobody")
+		return rowOf(s, "m") != "" && rowOf(s, "zed") != "" && strings.Contains(s, "waiting on you: nobody")
 	})
 
 	// A member turning blocked appears on the event, first, with the footer counting it.
@@ -160,7 +160,7 @@ func TestHerdTopThroughPty(t *testing.T) {
 	s := tt.waitScreen(t, "m blocked/permission", func(s string) bool {
 		return strings.Contains(rowOf(s, "m"), "blocked/permission") && strings.Contains(s, "waiting on you: 1 now")
 	})
-	if i, j := strings.Index(s, rowOf(s, "m")), strings.Index(s, rowOf(s, "k")); i > j {
+	if i, j := strings.Index(s, rowOf(s, "m")), strings.Index(s, rowOf(s, "zed")); i > j {
 		t.Fatalf("the blocked member comes first:\n%s", s)
 	}
 
@@ -175,22 +175,23 @@ func TestHerdTopThroughPty(t *testing.T) {
 	})
 
 	// K asks first; n keeps the member, y kills it.
-	tt.key("j") // k
+	tt.key("/zed\r") // the filter leaves zed alone, selected
+	tt.waitScreen(t, "filtered", func(s string) bool { return rowOf(s, "m") == "" && strings.Contains(rowOf(s, "zed"), "› zed") })
 	tt.key("K")
-	tt.waitScreen(t, "kill confirmation", func(s string) bool { return strings.Contains(s, "kill k? ") })
+	tt.waitScreen(t, "kill confirmation", func(s string) bool { return strings.Contains(s, "kill zed? ") })
 	tt.key("n")
-	tt.waitScreen(t, "not killed", func(s string) bool { return strings.Contains(s, "kill k: not killed") })
-	if m := findMember(e.ps(), "k"); m == nil || !m.Alive {
-		t.Fatalf("n killed k: %+v", m)
+	tt.waitScreen(t, "not killed", func(s string) bool { return strings.Contains(s, "kill zed: not killed") })
+	if m := findMember(e.ps(), "zed"); m == nil || !m.Alive {
+		t.Fatalf("n killed zed: %+v", m)
 	}
 	tt.key("K")
-	tt.waitScreen(t, "kill confirmation again", func(s string) bool { return strings.Contains(s, "kill k? ") })
+	tt.waitScreen(t, "kill confirmation again", func(s string) bool { return strings.Contains(s, "kill zed? ") })
 	tt.key("y")
-	tt.waitScreen(t, "k gone from top", func(s string) bool {
-		return strings.Contains(s, "kill k: done") && !strings.Contains(rowOf(s, "k"), "idle")
+	tt.waitScreen(t, "zed gone from top", func(s string) bool {
+		return strings.Contains(s, "kill zed: done") && !strings.Contains(rowOf(s, "zed"), "idle")
 	})
-	if m := findMember(e.ps(), "k"); m != nil && m.Alive {
-		t.Fatalf("y did not kill k: %+v", m)
+	if m := findMember(e.ps(), "zed"); m != nil && m.Alive {
+		t.Fatalf("y did not kill zed: %+v", m)
 	}
 
 	// q quits with 0 and gives the terminal back (the alternate screen is left).
@@ -279,5 +280,36 @@ func BenchmarkHerdTopEventToFrame(b *testing.B) {
 	b.ReportMetric(p(0.5), "ms-p50")
 	b.ReportMetric(p(0.99), "ms-p99")
 	b.ReportMetric(0, "ns/op")
+	tt.key("q")
+}
+
+// The fake engine's permission dialog: top shows the daemon's question with its options, a
+// offers them, and a digit answers it; the member leaves blocked.
+func TestHerdTopAnswersAMenu(t *testing.T) {
+	e := newHerdEnv(t)
+	e.env = append(e.env, "FAKEENGINE_TURN=200ms", "FAKEENGINE_TICK=50ms")
+	e.ok("herd", "run", "--name", "fe", "--engine", "claude", "--", e.fake)
+	e.expect(0, "wait", "fe", "--state", "idle", "--timeout", "30s")
+	ctx := context.Background()
+	sub, err := e.client(ctx).Subscribe(ctx, "fe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	tt := e.startTop()
+	tt.waitScreen(t, "fe listed", func(s string) bool { return rowOf(s, "fe") != "" })
+	e.ok("herd", "prompt", "fe", "perm run the tests")
+	waitEvent(t, sub, "fe", "blocked")
+	tt.waitScreen(t, "the question with its options", func(s string) bool {
+		return strings.Contains(rowOf(s, "fe"), "blocked/permission") && strings.Contains(s, "? ") && strings.Contains(s, "[1] ")
+	})
+	tt.key("a")
+	tt.waitScreen(t, "the options offered", func(s string) bool { return strings.Contains(s, "answer fe (key, or") })
+	tt.key("1")
+	tt.waitScreen(t, "answered", func(s string) bool { return strings.Contains(s, "answer fe: done") })
+	ev := waitEvent(t, sub, "fe", "working")
+	if ev.Prev != "blocked" {
+		t.Fatalf("after the answer: %+v", ev)
+	}
 	tt.key("q")
 }

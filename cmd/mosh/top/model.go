@@ -251,6 +251,10 @@ func (m *Model) applyEvents(evs EventsMsg) {
 		switch e.Type {
 		case herd.EventRemoved:
 			delete(m.rows, e.Name)
+		case herd.EventQuestion:
+			if r := m.rows[e.Name]; r != nil && r.m.State == herd.StateBlocked {
+				r.m.Question = e.Question
+			}
 		case herd.EventAdded, herd.EventState:
 			r := m.rows[e.Name]
 			if r == nil {
@@ -267,8 +271,11 @@ func (m *Model) applyEvents(evs EventsMsg) {
 			if e.Authority != "" {
 				r.m.Authority = e.Authority
 			}
-			if e.State != herd.StateBlocked {
+			switch {
+			case e.State != herd.StateBlocked:
 				r.m.Question = nil
+			case e.Question != nil:
+				r.m.Question = e.Question
 			}
 			if e.ExitCode != nil {
 				r.m.ExitCode, r.m.Alive = e.ExitCode, false

@@ -199,6 +199,15 @@ func TestWaitingOnYouFirst(t *testing.T) {
 	if !strings.Contains(ansi.Strip(m.Render()), "blocked/menu") {
 		t.Fatalf("the event's state is drawn:\n%s", m.Render())
 	}
+	// The question comes with the event, or after it on a question event.
+	if m.rows["db"].m.Question != nil {
+		t.Fatal("no question yet")
+	}
+	m.Update(EventsMsg{{Type: herd.EventQuestion, Name: "db", State: "blocked", BlockedOn: "menu", Question: &herd.Question{Kind: "menu", Text: "Pick a plan",
+		Options: []herd.QuestionOption{{Key: "1", Label: "fast"}, {Key: "2", Label: "careful"}}}}})
+	if !strings.Contains(ansi.Strip(m.Render()), "? Pick a plan  [1] fast  [2] careful") {
+		t.Fatalf("the question event's question is drawn:\n%s", ansi.Strip(m.Render()))
+	}
 	// It leaves blocked: its question goes with it.
 	m.Update(EventsMsg{{Type: herd.EventState, Name: "api", State: "working", Authority: "hook", Prev: "blocked", AtMs: clock.UnixMilli()}})
 	if m.rows["api"].m.Question != nil || strings.Contains(ansi.Strip(m.Render()), "Do you want to proceed") {
