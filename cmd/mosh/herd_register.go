@@ -32,6 +32,7 @@ var herdVerbs = []herdVerb{
 	{names: []string{"explain"}, sub: true, build: (*herdCLI).explainCmd},
 	{names: []string{"daemon"}, sub: true, build: (*herdCLI).daemonCmd},
 	{names: []string{"top"}, sub: true, build: (*herdCLI).topCmd},
+	{names: []string{"cost"}, sub: true, build: (*herdCLI).costCmd},
 }
 
 // The herd family: `mosh herd VERB` plus the top-level shortcuts ps, attach, wait, kill and
