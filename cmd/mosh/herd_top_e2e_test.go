@@ -194,6 +194,15 @@ func TestHerdTopThroughPty(t *testing.T) {
 		t.Fatalf("y did not kill zed: %+v", m)
 	}
 
+	// A member that ends on its own reads gone with its exit code.
+	tt.key("\x1b") // clear the filter
+	e.ok("herd", "send-keys", "m", "C-d")
+	tt.waitScreen(t, "m gone", func(s string) bool { return strings.Contains(rowOf(s, "m"), "gone (0)") })
+
+	// The daemon stops under top: top says so and stays until q.
+	e.ok("herd", "daemon", "stop", "--yes")
+	tt.waitScreen(t, "the stream's end", func(s string) bool { return strings.Contains(s, "event stream ended") && strings.Contains(s, "q quits") })
+
 	// q quits with 0 and gives the terminal back (the alternate screen is left).
 	tt.key("q")
 	done := make(chan error, 1)
