@@ -45,7 +45,7 @@ Keys: Enter attach (Ctrl-] comes back), a answer, p prompt, x interrupt, K kill,
 				return usageErr("mosh herd top needs a terminal: run it from an interactive shell (for the same rows once: mosh herd top --json; for events: mosh wait)")
 			}
 			return h.withClient(cmd, func(ctx context.Context, c *herd.Client) error {
-				return h.runTop(ctx, c, in)
+				return h.runTop(ctx, c, in, isDryRun(cmd))
 			})
 		},
 	}
@@ -53,7 +53,7 @@ Keys: Enter attach (Ctrl-] comes back), a answer, p prompt, x interrupt, K kill,
 	return cmd
 }
 
-func (h *herdCLI) runTop(ctx context.Context, c *herd.Client, in *os.File) error {
+func (h *herdCLI) runTop(ctx context.Context, c *herd.Client, in *os.File, dryRun bool) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	feed, err := top.StartFeed(ctx, c)
@@ -65,6 +65,7 @@ func (h *herdCLI) runTop(ctx context.Context, c *herd.Client, in *os.File) error
 		Actions: topActions{c: c, in: in},
 		Feed:    feed,
 		NoColor: !h.style().color,
+		DryRun:  dryRun,
 		Width:   cols, Height: rows,
 	})
 	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(h.stdout), tea.WithEnvironment(h.environ))

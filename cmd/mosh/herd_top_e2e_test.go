@@ -230,7 +230,13 @@ func TestHerdTopOffATerminal(t *testing.T) {
 	e.expect(1, "herd", "top", "extra")
 	e.ok("herd", "run", "--name", "a", "--", "/bin/sh", "-c", "exec cat")
 	e.ok("herd", "run", "--name", "b", "--", "/bin/sh", "-c", "exec cat")
+	e.expect(0, "wait", "a", "--state", "idle", "--timeout", "30s")
+	before := time.Now().UnixMilli()
 	e.ok("herd", "report", "b", "blocked:question", "--ttl", "5m")
+	// ps --json carries when each state began: b's at the report, a's before it.
+	if a, b := findMember(e.ps(), "a"), findMember(e.ps(), "b"); a == nil || b == nil || b.StateSinceMs < before || a.StateSinceMs == 0 || a.StateSinceMs > before {
+		t.Fatalf("stateSinceMs: a %+v b %+v (report at %d)", a, b, before)
+	}
 	var r struct {
 		Members []struct {
 			Name      string `json:"name"`

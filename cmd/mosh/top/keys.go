@@ -16,8 +16,14 @@ const actionTimeout = 30 * time.Second
 
 func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
 
-// run performs an action off the UI goroutine and reports its outcome as an actionMsg.
-func run(verb, name string, f func(ctx context.Context) error) tea.Cmd {
+// run performs an action off the UI goroutine and reports its outcome as an actionMsg; under
+// --dry-run it only says what it would have done.
+func (m *Model) run(verb, name string, f func(ctx context.Context) error) tea.Cmd {
+	if m.opts.DryRun {
+		return func() tea.Msg {
+			return actionMsg{verb: verb, name: name, note: "dry run: would " + verb + " " + name + " (nothing done)"}
+		}
+	}
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), actionTimeout)
 		defer cancel()
@@ -42,7 +48,7 @@ func (m *Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		if s == "y" || s == "Y" {
 			name := m.target
 			m.setStatus(false, "killing %s…", name)
-			return m, run("kill", name, func(ctx context.Context) error { return m.opts.Actions.Kill(ctx, name) })
+			return m, m.run("kill", name, func(ctx context.Context) error { return m.opts.Actions.Kill(ctx, name) })
 		}
 		m.setStatus(false, "kill %s: not killed", m.target)
 		return m, nil
@@ -92,7 +98,7 @@ func (m *Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		if r := m.current(); r != nil {
 			name := r.m.Name
 			m.setStatus(false, "interrupting %s…", name)
-			return m, run("interrupt", name, func(ctx context.Context) error { return m.opts.Actions.Interrupt(ctx, name) })
+			return m, m.run("interrupt", name, func(ctx context.Context) error { return m.opts.Actions.Interrupt(ctx, name) })
 		}
 	case "K":
 		if r := m.current(); r != nil {
@@ -144,7 +150,7 @@ func (m *Model) inputKey(k tea.KeyPressMsg, s string) (tea.Model, tea.Cmd) {
 				return m, nil
 			}
 			m.setStatus(false, "prompting %s…", name)
-			return m, run("prompt", name, func(ctx context.Context) error { return m.opts.Actions.Prompt(ctx, name, text) })
+			return m, m.run("prompt", name, func(ctx context.Context) error { return m.opts.Actions.Prompt(ctx, name, text) })
 		case modeAnswerText:
 			if text == "" {
 				return m, nil
@@ -229,7 +235,7 @@ func (m *Model) sendAnswer(name, text string) (tea.Model, tea.Cmd) {
 		return m, nil
 	}
 	m.setStatus(false, "answering %s with %q…", name, text)
-	return m, run("answer", name, func(ctx context.Context) error { return m.opts.Actions.Answer(ctx, name, text) })
+	return m, m.run("answer", name, func(ctx context.Context) error { return m.opts.Actions.Answer(ctx, name, text) })
 }
 
 func (m *Model) attach() (tea.Model, tea.Cmd) {
@@ -243,6 +249,10 @@ func (m *Model) attach() (tea.Model, tea.Cmd) {
 	}
 	if r.m.Kind == herd.KindRemote {
 		m.setStatus(true, "%s is remote: it has no terminal here (p prompts it)", r.m.Name)
+		return m, nil
+	}
+	if m.opts.DryRun {
+		m.setStatus(false, "dry run: would attach to %s (nothing done)", r.m.Name)
 		return m, nil
 	}
 	var c tea.ExecCommand

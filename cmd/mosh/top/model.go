@@ -45,6 +45,9 @@ type Options struct {
 	NoColor bool
 	// Now is the clock for time in state (default time.Now).
 	Now func() time.Time
+	// DryRun: actions (answer, prompt, interrupt, kill, attach) say on the status line what they
+	// would do, and do nothing.
+	DryRun bool
 	// Width and Height are the initial size (a WindowSizeMsg replaces them).
 	Width, Height int
 }

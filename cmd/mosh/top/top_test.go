@@ -370,3 +370,20 @@ func BenchmarkEventAndRender200(b *testing.B) {
 		_ = m.Render()
 	}
 }
+
+func TestDryRunDoesNothing(t *testing.T) {
+	m, fa := newModel(t, 80, 24)
+	m.opts.DryRun = true
+	press(m, "K", "y")
+	if len(fa.calls) != 0 || m.status != "dry run: would kill api (nothing done)" {
+		t.Fatalf("calls %v status %q", fa.calls, m.status)
+	}
+	press(m, "a", "1")
+	if len(fa.calls) != 0 || !strings.Contains(m.status, "would answer api") {
+		t.Fatalf("calls %v status %q", fa.calls, m.status)
+	}
+	press(m, "enter")
+	if !strings.Contains(m.status, "would attach to api") {
+		t.Fatalf("status %q", m.status)
+	}
+}
