@@ -201,7 +201,9 @@ func TestHerdTopThroughPty(t *testing.T) {
 
 	// The daemon stops under top: top says so and stays until q.
 	e.ok("herd", "daemon", "stop", "--yes")
-	tt.waitScreen(t, "the stream's end", func(s string) bool { return strings.Contains(s, "event stream ended") && strings.Contains(s, "q quits") })
+	tt.waitScreen(t, "the stream's end", func(s string) bool {
+		return strings.Contains(s, "event stream ended") && strings.Contains(s, "q quits")
+	})
 
 	// q quits with 0 and gives the terminal back (the alternate screen is left).
 	tt.key("q")
