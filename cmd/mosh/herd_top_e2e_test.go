@@ -330,3 +330,40 @@ func TestHerdTopAnswersAMenu(t *testing.T) {
 	}
 	tt.key("q")
 }
+
+// Enter attaches to the selected member (the terminal is the member's), Ctrl-] comes back to top,
+// and the keys typed after that are top's again: q quits.
+func TestHerdTopAttachAndBack(t *testing.T) {
+	e := newHerdEnv(t)
+	e.ok("herd", "run", "--name", "sh", "--", "/bin/sh")
+	e.expect(0, "wait", "sh", "--state", "idle", "--timeout", "30s")
+	tt := e.startTop()
+	tt.waitScreen(t, "sh listed", func(s string) bool { return strings.Contains(rowOf(s, "sh"), "idle") })
+	tt.key("\r")
+	tt.waitScreen(t, "top gave the terminal to sh", func(s string) bool { return !strings.Contains(s, "mosh herd top") })
+	tt.key("echo attached-$((6*7))\r")
+	tt.waitScreen(t, "the member's own output", func(s string) bool { return strings.Contains(s, "attached-42") })
+	tt.key("\x1d")
+	tt.waitScreen(t, "back in top", func(s string) bool {
+		return strings.Contains(s, "mosh herd top") && strings.Contains(s, "detached from sh")
+	})
+	// Again, and this time the member ends while attached: top comes back and says so, and no
+	// read left on the terminal by the attach takes top's next key.
+	tt.key("\r")
+	tt.waitScreen(t, "attached again", func(s string) bool { return !strings.Contains(s, "mosh herd top") })
+	tt.key("exit\r")
+	tt.waitScreen(t, "back after the member ended", func(s string) bool {
+		return strings.Contains(s, "mosh herd top") && strings.Contains(s, "sh exited (code 0)")
+	})
+	tt.key("q")
+	done := make(chan error, 1)
+	go func() { done <- tt.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("q after detach: %v\n%s", err, tt.text())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("q after detach did not quit (a key went elsewhere?):\n%s", tt.text())
+	}
+}
