@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -21,13 +24,13 @@ import (
 // uses (which also answers the terminal queries Bubble Tea sends), so a test reads the screen a
 // person would see. Waits are on the emulator's output, never on a clock.
 type topTerm struct {
-	cmd   *exec.Cmd
-	f     *os.File
-	scr   *screen.Screen
-	mu    sync.Mutex
-	wake  chan struct{} // closed and replaced on every output chunk
-	eof   chan struct{}
-	bytes int
+	cmd  *exec.Cmd
+	f    *os.File
+	scr  *screen.Screen
+	mu   sync.Mutex
+	wake chan struct{} // closed and replaced on every output chunk
+	eof  chan struct{}
+	raw  []byte // every byte top wrote
 }
 
 func (e *herdEnv) startTop(extraEnv ...string) *topTerm {
@@ -49,7 +52,7 @@ func (e *herdEnv) startTop(extraEnv ...string) *topTerm {
 			if n > 0 {
 				tt.scr.Write(b[:n])
 				tt.mu.Lock()
-				tt.bytes += n
+				tt.raw = append(tt.raw, b[:n]...)
 				close(tt.wake)
 				tt.wake = make(chan struct{})
 				tt.mu.Unlock()
@@ -365,5 +368,60 @@ func TestHerdTopAttachAndBack(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatalf("q after detach did not quit (a key went elsewhere?):\n%s", tt.text())
+	}
+}
+
+// NO_COLOR: top writes no colour at all (bold and reverse video only); a resize redraws the rows
+// at the new width.
+func TestHerdTopNoColorAndResize(t *testing.T) {
+	e := newHerdEnv(t)
+	e.ok("herd", "run", "--name", "m", "--", "/bin/sh", "-c", "exec cat")
+	e.ok("herd", "run", "--name", "n", "--", "/bin/sh", "-c", "exec cat")
+	e.ok("herd", "report", "m", "blocked:permission", "--ttl", "5m")
+	e.ok("herd", "report", "n", "blocked:question", "--ttl", "5m") // not selected: drawn in its state's colour, if any
+	tt := e.startTop("NO_COLOR=1")
+	tt.waitScreen(t, "m and n blocked", func(s string) bool {
+		return strings.Contains(rowOf(s, "m"), "blocked/permission") && strings.Contains(rowOf(s, "n"), "blocked/question")
+	})
+	tt.mu.Lock()
+	raw := string(tt.raw)
+	tt.mu.Unlock()
+	if c := colourSGR(raw); c != "" {
+		t.Fatalf("NO_COLOR: top wrote colour %q:\n%q", c, raw)
+	}
+	if err := pty.Setsize(tt.f, &pty.Winsize{Cols: 60, Rows: 12}); err != nil {
+		t.Fatal(err)
+	}
+	tt.scr.Resize(60, 12)
+	_ = tt.cmd.Process.Signal(syscall.SIGWINCH)
+	tt.waitScreen(t, "redrawn at 60 columns", func(s string) bool {
+		l := rowOf(s, "m")
+		return strings.Contains(l, "blocked/permission") && strings.Contains(s, "waiting on you: 2 now") && !strings.Contains(s, "ENGINE") // the engine column goes first when narrow
+	})
+	tt.key("q")
+	_ = tt.cmd.Wait()
+}
+
+var sgrRE = regexp.MustCompile(`\x1b\[([0-9;:]*)m`)
+
+// colourSGR is the first SGR sequence in s that sets a colour (foreground or background: 30–38,
+// 40–48, 90–97, 100–107), "" when none does.
+func colourSGR(s string) string {
+	for _, m := range sgrRE.FindAllStringSubmatch(s, -1) {
+		for _, p := range strings.FieldsFunc(m[1], func(r rune) bool { return r == ';' || r == ':' }) {
+			n, err := strconv.Atoi(p)
+			if err == nil && (n >= 30 && n <= 38 || n >= 40 && n <= 48 || n >= 90 && n <= 97 || n >= 100 && n <= 107) {
+				return m[0]
+			}
+		}
+	}
+	return ""
+}
+
+func TestColourSGR(t *testing.T) {
+	for s, want := range map[string]string{"\x1b[31;1m": "\x1b[31;1m", "\x1b[1m\x1b[7m\x1b[m": "", "\x1b[38;5;1m": "\x1b[38;5;1m", "\x1b[2m": ""} {
+		if got := colourSGR(s); got != want {
+			t.Errorf("%q: %q, want %q", s, got, want)
+		}
 	}
 }
