@@ -190,6 +190,9 @@ type Member struct {
 	Rows       int      `json:"rows,omitempty"`
 	Screen     *Reading `json:"screen,omitempty"` // the screen classifier's reading (both readings shown for explain)
 	Hook       *Reading `json:"hook,omitempty"`   // the live hook report, if any
+	// StateSinceMs is when the member entered its current state (unix ms): time in state for
+	// `herd top` and the dashboard.
+	StateSinceMs int64 `json:"stateSinceMs,omitempty"`
 	// Queued is how many prompts wait in the member's queue (typed when it next reads idle/done).
 	Queued int `json:"queued,omitempty"`
 	// Question is what a blocked member asks (text and options), when it could be read.

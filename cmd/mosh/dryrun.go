@@ -62,6 +62,8 @@ var dryRunModes = map[string]dryMode{
 	"herd task":          dryRead,
 	"herd log":           dryRead,
 	"herd stats":         dryRead,
+	"herd cost":          dryRead,
+	"herd top":           dryNarrate, // its actions say what they would do on the status line, and do nothing
 	"herd daemon status": dryRead,
 	"herd remote":        dryRead,
 	"herd remote list":   dryRead,

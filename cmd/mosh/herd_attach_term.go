@@ -17,6 +17,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/muesli/cancelreader"
 	"golang.org/x/term"
 )
 
@@ -155,7 +156,36 @@ func runAttachTerminal(ctx context.Context, in *os.File, out io.Writer, screen b
 			}
 		}
 	}()
-	return pumpAttach(ctx, in, out, s)
+	// The input is read through a cancelable reader: when the member ends, the read pending on
+	// the terminal is called off, so no keystroke typed after the session goes to it (top reads
+	// the terminal again once an attach from it ends).
+	var input io.Reader = in
+	if cr, err := cancelreader.NewReader(in); err == nil {
+		r := &heldReader{r: cr}
+		input = r
+		defer func() {
+			cr.Cancel()
+			// Close only once the read in flight has returned: closed under it, its epoll
+			// descriptor's number can be reused by the next reader of the terminal (top's), and
+			// the stale read would take that reader's next key.
+			r.mu.Lock()
+			_ = cr.Close()
+			r.mu.Unlock()
+		}()
+	}
+	return pumpAttach(ctx, input, out, s)
+}
+
+// heldReader holds a read lock while a Read runs, so its owner can wait for the read in flight.
+type heldReader struct {
+	mu sync.RWMutex
+	r  io.Reader
+}
+
+func (h *heldReader) Read(p []byte) (int, error) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.r.Read(p)
 }
 
 // isTerminalFile reports whether f is a terminal (attach refuses anything else).

@@ -32,7 +32,7 @@ var herdFake struct {
 
 // herdBinaries returns the mosh binary TestMain built and the fake engine, built once next to
 // it (so TestMain's clean-up removes it too).
-func herdBinaries(t *testing.T) (mosh, fakeengine string) {
+func herdBinaries(t testing.TB) (mosh, fakeengine string) {
 	t.Helper()
 	herdFake.once.Do(func() {
 		fe := herdtest.BuildFakeEngineIn(filepath.Dir(moshBin))
@@ -48,7 +48,7 @@ func herdBinaries(t *testing.T) (mosh, fakeengine string) {
 // the mosh processes it runs, never set in this process; so the test runs in parallel with the
 // others (newHerdEnv calls t.Parallel: such a test must not t.Setenv).
 type herdEnv struct {
-	t    *testing.T
+	t    testing.TB
 	mosh string
 	fake string
 	home string
@@ -61,6 +61,12 @@ func newHerdEnv(t *testing.T) *herdEnv {
 		t.Skip("end-to-end herd test (builds the binary)")
 	}
 	t.Parallel()
+	return newHerdEnvTB(t)
+}
+
+// newHerdEnvTB is newHerdEnv for a benchmark (which does not run in parallel).
+func newHerdEnvTB(t testing.TB) *herdEnv {
+	t.Helper()
 	mosh, fake := herdBinaries(t)
 	home, err := os.MkdirTemp("", "mh")
 	if err != nil {
@@ -153,7 +159,7 @@ func findMember(ms []herd.Member, name string) *herd.Member {
 
 // eventually retries cond until it holds or 15 s pass: for output that arrives asynchronously
 // (a shell echoing), never to assert on time.
-func eventually(t *testing.T, what string, cond func() (bool, string)) {
+func eventually(t testing.TB, what string, cond func() (bool, string)) {
 	t.Helper()
 	start := time.Now()
 	deadline := start.Add(15 * time.Second)

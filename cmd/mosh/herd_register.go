@@ -34,6 +34,8 @@ var herdVerbs = []herdVerb{
 	{names: []string{"doctor"}, sub: true, build: (*herdCLI).doctorCmd},
 	{names: []string{"explain"}, sub: true, build: (*herdCLI).explainCmd},
 	{names: []string{"daemon"}, sub: true, build: (*herdCLI).daemonCmd},
+	{names: []string{"top"}, sub: true, build: (*herdCLI).topCmd},
+	{names: []string{"cost"}, sub: true, build: (*herdCLI).costCmd},
 }
 
 // The herd family: `mosh herd VERB` plus the top-level shortcuts ps, attach, wait, kill and

@@ -36,6 +36,8 @@ var jsonInvocations = []struct {
 	{path: "mosh herd tasks", args: []string{"herd", "tasks", "--json"}},
 	{path: "mosh herd log", args: []string{"herd", "log", "api", "--json"}},
 	{path: "mosh herd stats", args: []string{"herd", "stats", "--json"}},
+	{path: "mosh herd cost", args: []string{"herd", "cost", "--json"}},
+	{path: "mosh herd top", args: []string{"herd", "top", "--json"}, volatile: true},
 	{path: "mosh herd read", args: []string{"herd", "read", "api", "--json"}},
 	{path: "mosh herd answer", args: []string{"herd", "answer", "api", "yes", "--json"}, codes: []int{1}, errorDoc: true},
 	{path: "mosh herd send-keys", args: []string{"herd", "send-keys", "api", "--json", "--", "Enter"}},

@@ -447,7 +447,7 @@ func (d *daemon) refresh(m *member, settled bool) {
 	q, qChanged := d.setQuestionLocked(m, fused, asked)
 	if changed(m.reading, fused) {
 		prev := m.reading.State
-		m.reading = fused
+		m.setReadingLocked(fused, now)
 		ev := herd.Event{Type: herd.EventState, Name: m.name, State: fused.State, BlockedOn: fused.BlockedOn, Authority: fused.Authority, Prev: prev, AtMs: now.UnixMilli(), Question: q}
 		// Queued before it is emitted: a waiter woken by the event that then flushes the ledger
 		// finds this write ahead of its flush.
@@ -476,7 +476,7 @@ func (d *daemon) memberExited(m *member, code int) {
 	d.withState(func() {
 		m.exited, m.exitCode, m.exitReason = true, code, reason
 		prev := m.reading.State
-		m.reading = herd.Reading{State: herd.StateGone, Authority: herd.AuthorityRuntime, AtMs: now.UnixMilli(), Rule: fmt.Sprintf("process exited with code %d", code)}
+		m.setReadingLocked(herd.Reading{State: herd.StateGone, Authority: herd.AuthorityRuntime, AtMs: now.UnixMilli(), Rule: fmt.Sprintf("process exited with code %d", code)}, now)
 		d.exitQueueLocked(m, code) // closes the queued prompts before any waiter wakes on gone
 		c := code
 		ev := herd.Event{Type: herd.EventState, Name: m.name, State: herd.StateGone, Authority: herd.AuthorityRuntime, Prev: prev, ExitCode: &c, ExitReason: reason, AtMs: now.UnixMilli()}

@@ -76,6 +76,7 @@ type member struct {
 
 	// Guarded by d.state (the state lock, statelock.go).
 	reading    herd.Reading
+	stateSince time.Time // when reading.State last changed (zero: since created); setReadingLocked keeps it
 	screenR    *herd.Reading
 	hookR      *herd.Reading
 	exited     bool
@@ -467,4 +468,21 @@ func envHome(env []string) string {
 		home = os.Getenv("HOME")
 	}
 	return home
+}
+
+// setReadingLocked sets the member's fused reading and, when its state changes, when that state
+// began (the row's StateSinceMs). The caller holds the state lock.
+func (m *member) setReadingLocked(r herd.Reading, now time.Time) {
+	if r.State != m.reading.State {
+		m.stateSince = now
+	}
+	m.reading = r
+}
+
+// stateSinceLocked is when the member's current state began: its last change, else its creation.
+func (m *member) stateSinceLocked() time.Time {
+	if m.stateSince.IsZero() {
+		return m.created
+	}
+	return m.stateSince
 }

@@ -301,7 +301,7 @@ func (p ptyMember) row() *herd.Member {
 			Name: m.name, Engine: m.engine, Kind: herd.KindLocal, State: m.reading.State, BlockedOn: m.reading.BlockedOn, Authority: m.reading.Authority,
 			Cwd: m.cwd, Pid: m.pid, AgeMs: time.Since(m.created).Milliseconds(), CreatedMs: m.created.UnixMilli(), Alive: !m.exited,
 			Substrate: herd.SubstratePty, Autonomous: m.autonomous, Bin: m.bin, Args: m.args, Cols: cols, Rows: rows,
-			Screen: m.screenR, Hook: m.hookR, Question: m.question,
+			Screen: m.screenR, Hook: m.hookR, Question: m.question, StateSinceMs: m.stateSinceLocked().UnixMilli(),
 		}
 		if m.exited {
 			c := m.exitCode

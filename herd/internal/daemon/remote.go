@@ -446,7 +446,7 @@ func (d *daemon) remotePublishLocked(m *member, r herd.Reading, end *remoteEnd) 
 	}
 	prev := m.reading
 	ch := changed(prev, r)
-	m.reading = r
+	m.setReadingLocked(r, time.Now())
 	if r.State == herd.StateIdle || r.State == herd.StateDone || end != nil {
 		defer m.wakeQueue() // the prompt queue may move (queue.go)
 	}

@@ -88,7 +88,7 @@ func (r remoteMember) row() *herd.Member {
 	defer m.d.state.unlock()
 	return &herd.Member{Name: m.name, Engine: m.engine, Kind: herd.KindRemote, State: m.reading.State, BlockedOn: m.reading.BlockedOn,
 		Authority: m.reading.Authority, AgeMs: now.Sub(m.created).Milliseconds(), CreatedMs: m.created.UnixMilli(), Alive: true,
-		Substrate: herd.KindRemote, Remote: m.remoteInfoLocked(now)}
+		Substrate: herd.KindRemote, Remote: m.remoteInfoLocked(now), StateSinceMs: m.stateSinceLocked().UnixMilli()}
 }
 
 func (r remoteMember) read(herd.ReadParams) herd.ReadResult { return r.d.readRemote(r.member) }
