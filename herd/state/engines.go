@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/mosh-dev/mosh/herd/screen/snapshot"
 )
 
@@ -296,6 +298,21 @@ type HookSpec struct {
 	// (Claude's Stop last_assistant_message), first non-empty wins; the
 	// ledger makes it the task's artifact.
 	FinalMessage []string `json:"finalMessage,omitempty"`
+	// Failures name the payloads that end a turn in failure (Claude's
+	// StopFailure after an API error, pi's agent_end whose last message
+	// stopped on an error, OpenCode's session.error): the turn's task ends
+	// failed, with the error as its artifact, though the member reads done.
+	Failures []HookFailure `json:"failures,omitempty"`
+}
+
+// HookFailure matches a payload that reports a failed turn: its hook_event_name is Event and,
+// when When is set, the gjson path When holds Equals. Error are gjson paths to the error's text,
+// the first non-empty wins ("" when none: the event's name says it failed).
+type HookFailure struct {
+	Event  string   `json:"event"`
+	When   string   `json:"when,omitempty"`
+	Equals string   `json:"equals,omitempty"`
+	Error  []string `json:"error,omitempty"`
 }
 
 // HookKind maps a payload to a blocked sub-kind.
@@ -671,6 +688,32 @@ func payloadEvent(payload []byte) string {
 		return ""
 	}
 	return ev.Name
+}
+
+// TurnFailure says whether a hook payload reports a failed turn (the failures of the member's
+// engine's spec first, then every other engine's): event is the payload's hook_event_name ("" when
+// it reports none), errText the text at the first of the failure's error paths that holds one,
+// else the event's name.
+func (t *Table) TurnFailure(engine string, payload []byte) (event, errText string) {
+	name := payloadEvent(payload)
+	if name == "" {
+		return "", ""
+	}
+	e, _ := t.Lookup(engine)
+	for _, s := range t.hookSpecs(e) {
+		for _, f := range s.Failures {
+			if f.Event != name || (f.When != "" && gjson.GetBytes(payload, f.When).String() != f.Equals) {
+				continue
+			}
+			for _, path := range f.Error {
+				if v := strings.TrimSpace(gjson.GetBytes(payload, path).String()); v != "" {
+					return name, v
+				}
+			}
+			return name, name
+		}
+	}
+	return "", ""
 }
 
 // HooksInstalled says whether the herd's hooks are installed for this engine in the hook file

@@ -390,16 +390,22 @@ func renderPiExtension(routes []hookRoute) string {
 const ROUTES = ` + routesJSON(routes) + `;
 
 // agent_end carries the whole conversation: the report takes only the last
-// assistant text, which the ledger keeps as the turn's result.
-function lastAssistantText(event) {
+// assistant message's text, which the ledger keeps as the turn's result, and
+// how it stopped: "error" (with pi's errorMessage) is a failed turn.
+function lastAssistant(event) {
   const messages = event && Array.isArray(event.messages) ? event.messages : [];
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i];
-    if (!m || m.role !== "assistant") continue;
-    if (typeof m.content === "string") return m.content;
-    if (Array.isArray(m.content)) {
-      return m.content.filter((p) => p && p.type === "text").map((p) => p.text).join("");
-    }
+    if (m && m.role === "assistant") return m;
+  }
+  return undefined;
+}
+
+function textOf(m) {
+  if (!m) return undefined;
+  if (typeof m.content === "string") return m.content;
+  if (Array.isArray(m.content)) {
+    return m.content.filter((p) => p && p.type === "text").map((p) => p.text).join("");
   }
   return undefined;
 }
@@ -407,7 +413,8 @@ function lastAssistantText(event) {
 export default function (pi) {
   for (const [name, , state] of ROUTES) {
     pi.on(name, async (event) => {
-      report(state, name, { last_assistant_message: lastAssistantText(event) });
+      const m = lastAssistant(event);
+      report(state, name, { last_assistant_message: textOf(m), stop_reason: m && m.stopReason, error_message: m && m.errorMessage });
     });
   }
 }

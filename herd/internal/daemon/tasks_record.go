@@ -66,6 +66,9 @@ type openTask struct {
 	endPending bool
 	grace      *time.Timer
 	final      string // the engine's final message from a hook, once it sent one
+	// failure: the engine reported the turn failed (the engines table's failures: Claude's
+	// StopFailure): the task ends failed with the error as its artifact.
+	failure *turnFailure
 	// interrupted: Escape or Ctrl-C was sent while the task ran (noteKeys).
 	interrupted bool
 }
@@ -74,8 +77,14 @@ type openTask struct {
 // screen closed the task (or after the next prompt was typed, before the engine took it up) still
 // becomes its artifact.
 type closedTask struct {
-	id   string
-	hook bool // its artifact already is the engine's own message
+	id     string
+	hook   bool // its artifact already is the engine's own message (or its error)
+	failed bool // it ended failed: a wait that starts now ends (exit 3), as for a remote's
+}
+
+// turnFailure is an engine's own word that its turn failed: the hook event and the error.
+type turnFailure struct {
+	event, err string
 }
 
 // finalMessage extracts the engine's own final message from a hook payload through the engines
@@ -304,7 +313,7 @@ func (d *daemon) closeTaskLocked(m *member, t *openTask, ev *herd.Event, op *led
 	m.task = nil
 	ev.TaskEnded = true
 	op.closeID, op.art = t.id, d.artifactLocked(m, t)
-	m.lastClosed = &closedTask{id: t.id, hook: op.art.Source == ledger.SourceHook}
+	m.lastClosed = &closedTask{id: t.id, hook: op.art.Source == ledger.SourceHook || t.failure != nil}
 	switch {
 	case exited && m.killing:
 		ev.TaskState = ledger.StateCanceled
@@ -313,6 +322,12 @@ func (d *daemon) closeTaskLocked(m *member, t *openTask, ev *herd.Event, op *led
 		// The process died before the turn ended: the task failed, with the exit code.
 		ev.TaskState = ledger.StateFailed
 		op.end = &ledger.Transition{State: ledger.StateFailed, Authority: herd.AuthorityRuntime, Note: op.tr.Note}
+	case t.failure != nil:
+		// The engine said its turn failed (an API error): the member is at rest, the task failed.
+		ev.TaskState = ledger.StateFailed
+		op.end = &ledger.Transition{State: ledger.StateFailed, Authority: herd.AuthorityHook,
+			Note: "the engine's turn failed (" + t.failure.event + "): " + clip(t.failure.err, 200)}
+		m.lastClosed.failed = true
 	case t.interrupted && ev.Authority != herd.AuthorityHook:
 		// The turn was cut short by Escape / Ctrl-C: it did not end on its own.
 		ev.TaskState = ledger.StateInterrupted
@@ -384,6 +399,7 @@ func (d *daemon) hookArrived(m *member, payload []byte) {
 	table := d.engines.Table()
 	msg := finalMessage(table, m.engine, payload)
 	turnStart := table.TurnStart(m.engine, payload)
+	failedOn, failure := table.TurnFailure(m.engine, payload)
 	d.state.lock()
 	defer d.state.unlock()
 	m.hooked = true
@@ -398,6 +414,9 @@ func (d *daemon) hookArrived(m *member, payload []byte) {
 	// clears the mark once the report was applied.
 	late := t != nil && m.lateHookLocked(t)
 	m.staleHook = late
+	if failedOn != "" && t != nil && t.typed && !late {
+		t.failure = &turnFailure{event: failedOn, err: failure}
+	}
 	if msg == "" || d.tasks == nil {
 		return
 	}
@@ -420,6 +439,9 @@ func (d *daemon) hookArrived(m *member, payload []byte) {
 // artifactLocked is what the task came back with (see the top of this file). The caller holds
 // the state lock; the screen has its own.
 func (d *daemon) artifactLocked(m *member, t *openTask) ledger.Artifact {
+	if t.failure != nil {
+		return ledger.Artifact{Text: t.failure.err, Source: ledger.SourceError}
+	}
 	if t.final != "" {
 		return ledger.Artifact{Text: t.final, Source: ledger.SourceHook}
 	}
