@@ -60,6 +60,7 @@ type member struct {
 	known      bool
 	bin        string
 	args       []string
+	env        []string // the caller's environment it was launched with (before the herd's own)
 	cwd        string
 	autonomous bool
 	created    time.Time
@@ -187,7 +188,7 @@ func (d *daemon) startMember(ls launchSpec) (*member, error) {
 		cols, rows = herd.DefaultCols, herd.DefaultRows
 	}
 	m := &member{
-		d: d, name: ls.name, engine: ls.engine, spec: ls.spec, known: ls.known, bin: ls.bin, args: ls.args, cwd: ls.cwd,
+		d: d, name: ls.name, engine: ls.engine, spec: ls.spec, known: ls.known, bin: ls.bin, args: ls.args, env: ls.env, cwd: ls.cwd,
 		autonomous: ls.autonomous, created: ls.created, cols: cols, rows: rows, ptyProc: &ptyProc{},
 		attached: map[*attachment]struct{}{}, readDone: make(chan struct{}), exitDone: make(chan struct{}), queueWake: make(chan struct{}, 1),
 		settleWake: make(chan struct{}, 1),
