@@ -101,6 +101,12 @@ type Engine struct {
 	// hooks report or are installed: the hook is a process started after the
 	// turn, and its report carries the engine's own final message.
 	HookGraceMs int `json:"hookGraceMs,omitempty"`
+	// StartupSettleMs debounces the start-up (0 = none): until the screen has
+	// rested (idle or done) this long without reading anything else, the
+	// member does not read idle, so the first idle reported is the settled
+	// one. Codex puts a spinner in its title 0–75 ms after its first idle
+	// frame, for 16–184 ms. A prompt or a hook report ends the start-up.
+	StartupSettleMs int `json:"startupSettleMs,omitempty"`
 	// VerifiedVersion is the engine version the entry's rules and hooks were
 	// checked against (conformance/engines/install.sh pins, facts/engines.md);
 	// "" = from the engine's documentation only, never run.
@@ -265,6 +271,15 @@ func (e *Engine) HookGrace() time.Duration {
 		return msOr(0, DefaultHookGraceMs)
 	}
 	return msOr(e.HookGraceMs, DefaultHookGraceMs)
+}
+
+// StartupSettle is how long the screen must rest during start-up before the member reads idle
+// (0: no debounce; e may be nil).
+func (e *Engine) StartupSettle() time.Duration {
+	if e == nil || e.StartupSettleMs <= 0 {
+		return 0
+	}
+	return time.Duration(e.StartupSettleMs) * time.Millisecond
 }
 
 // MenuWait bounds the wait for a hook-reported question to reach the
@@ -442,7 +457,8 @@ func (t *Table) finish(e *Engine, user bool) {
 	for _, f := range []struct {
 		name string
 		v    *int
-	}{{"keyGapMs", &e.KeyGapMs}, {"menuSettleMs", &e.MenuSettleMs}, {"menuWaitMs", &e.MenuWaitMs}, {"hookGraceMs", &e.HookGraceMs}} {
+	}{{"keyGapMs", &e.KeyGapMs}, {"menuSettleMs", &e.MenuSettleMs}, {"menuWaitMs", &e.MenuWaitMs}, {"hookGraceMs", &e.HookGraceMs},
+		{"startupSettleMs", &e.StartupSettleMs}} {
 		if *f.v < 0 {
 			if !user {
 				panic("state: embedded " + f.name + " of " + e.Name + " is negative")
