@@ -66,6 +66,12 @@ type Engine struct {
 	// Prompt is a regex matching the engine's input line (Claude `❯ `, Codex
 	// `› `); it anchors the prompt_box and above_prompt regions.
 	Prompt string `json:"prompt,omitempty"`
+	// Chrome are the screen regions that are the engine's own furniture, not
+	// a turn's output: Claude's input box with its rules and the footer under
+	// it ("⏸ manual mode on · ? for shortcuts"). Screen artifacts leave them
+	// out. Regions: prompt_box (with the rules around it), below_prompt,
+	// bottom:N, after_last_rule.
+	Chrome []string `json:"chrome,omitempty"`
 	// CommonRules adds the shared fallback rules (default true).
 	CommonRules *bool `json:"commonRules,omitempty"`
 	// Rules are the screen rules, in any order: the highest priority match
@@ -136,6 +142,7 @@ type Engine struct {
 
 	compiled []*compiledRule
 	prompt   *regexpT
+	chrome   []regionSpec
 }
 
 // Interrupt is an engine's way to stop a turn: send-keys names.
@@ -476,6 +483,22 @@ func (t *Table) finish(e *Engine, user bool) {
 			Error: fmt.Sprintf("%d is negative", e.Resubmit.SettleMs), Fix: "use 0 (the default) or a number of milliseconds"})
 		e.Resubmit.SettleMs = 0
 	}
+	e.chrome = nil
+	for _, c := range e.Chrome {
+		reg, err := parseRegion(c)
+		if err == nil && reg.kind != regionPromptBox && reg.kind != regionBelowPrompt && reg.kind != regionBottom && reg.kind != regionAfterLastRule {
+			err = fmt.Errorf("region %q cannot be chrome: use prompt_box, below_prompt, bottom:N or after_last_rule", c)
+		}
+		if err != nil {
+			if !user {
+				panic("state: embedded chrome of " + e.Name + ": " + err.Error())
+			}
+			t.problems = append(t.problems, Problem{File: "engines.json", Where: e.Name + " chrome", Error: err.Error(),
+				Fix: "fix or remove that region; screen artifacts keep those lines meanwhile"})
+			continue
+		}
+		e.chrome = append(e.chrome, reg)
+	}
 	e.prompt = nil
 	if e.Prompt != "" {
 		re, err := compileRegexp(e.Prompt)
@@ -602,6 +625,49 @@ func (t *Table) Resolve(name string) (*Engine, error) {
 	}
 	return nil, fmt.Errorf("unknown engine %q: use one of %s (or add it to engines.json in the herd directory)",
 		name, strings.Join(t.Names(), ", "))
+}
+
+// ChromeRows marks the rows of snap that are the engine's chrome (Chrome): chrome[i] is true for
+// row i. nil when the engine names none or none is on the screen.
+func (e *Engine) ChromeRows(snap snapshot.Snapshot) []bool {
+	if e == nil || len(e.chrome) == 0 {
+		return nil
+	}
+	l := newLayout(snap, e.prompt, e.promptBox())
+	var rows []bool
+	mark := func(from, to int) {
+		if rows == nil {
+			rows = make([]bool, len(l.lines))
+		}
+		for i := max(from, 0); i < to && i < len(rows); i++ {
+			rows[i] = true
+		}
+	}
+	for _, reg := range e.chrome {
+		switch reg.kind {
+		case regionPromptBox:
+			if l.boxTop >= 0 {
+				mark(l.aboveEnd, l.belowStart) // the box and its rules
+			}
+		case regionBelowPrompt:
+			if l.boxTop >= 0 {
+				mark(l.belowStart, len(l.lines))
+			}
+		case regionAfterLastRule:
+			if l.lastRule >= 0 {
+				mark(l.lastRule+1, len(l.lines))
+			}
+		case regionBottom:
+			idx := l.nonEmpty
+			if len(idx) > reg.n {
+				idx = idx[len(idx)-reg.n:]
+			}
+			for _, i := range idx {
+				mark(i, i+1)
+			}
+		}
+	}
+	return rows
 }
 
 // InputLeftover reports whether the engine's input line on snap holds text: anything after the

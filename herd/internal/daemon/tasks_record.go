@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
@@ -464,13 +465,49 @@ func screenDelta(m *member, t *openTask) string {
 	}
 	_, rows := m.size()
 	n := min(max(0, grown)+rows, screenDeltaMaxLines+rows)
-	now := strings.Split(m.scr.Text(n), "\n")
+	now := withoutChrome(m, strings.Split(m.scr.Text(n), "\n"))
 	kept := subtractLines(now, t.baseLines)
 	out := strings.Join(trimBlank(kept), "\n")
 	if strings.TrimSpace(out) == "" {
 		// Nothing new is visible (e.g. the answer was redrawn in place of identical lines):
 		// the current screen is the best evidence there is.
 		return strings.Join(trimBlank(now), "\n")
+	}
+	return out
+}
+
+// withoutChrome drops the engine's chrome (the engines table's chrome regions: the input box, the
+// footer) from text, the history and screen lines ending with the visible screen, when the screen
+// is at rest (idle or done: with a dialog up or a turn running, the box and footer are not where
+// the regions expect them). Text that no longer ends with the screen (it changed meanwhile) is
+// kept whole.
+func withoutChrome(m *member, text []string) []string {
+	table := m.d.engines.Table()
+	e, ok := table.Lookup(m.engine)
+	if !ok {
+		return text
+	}
+	snap := m.scr.Snapshot()
+	rows := e.ChromeRows(snap)
+	if rows == nil {
+		return text
+	}
+	if rd := table.Classify(m.engine, snap); rd.State != state.Idle && rd.State != state.Done {
+		return text
+	}
+	lines := snap.Lines
+	for len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	off := len(text) - len(lines)
+	if off < 0 || !slices.Equal(text[off:], lines) {
+		return text
+	}
+	out := append([]string(nil), text[:off]...)
+	for i, l := range lines {
+		if i >= len(rows) || !rows[i] {
+			out = append(out, l)
+		}
 	}
 	return out
 }
