@@ -23,6 +23,7 @@ import (
 	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
 	"github.com/mosh-dev/mosh/herd/herdd"
+	"github.com/mosh-dev/mosh/herd/state"
 )
 
 // ServeDaemonIfAsked makes a test binary double as the herd daemon: herd.Connect starts
@@ -123,6 +124,34 @@ func (f FakeEngine) AsClaude(t testing.TB, bin, slow string) []string {
 	}
 	return []string{"PATH=" + bin + ":" + os.Getenv("PATH"), "FAKEENGINE_TURN=200ms", "FAKEENGINE_TICK=50ms",
 		"FAKEENGINE_SLOW=" + slow, "FAKEENGINE_NOTIFY_AFTER=0", "FAKEENGINE_IDLE_NOTIFY=0", "FAKEENGINE_SETTINGS=" + settings}
+}
+
+// AsClaudeWithHooks is AsClaude with the herd's own hook commands in the fake engine's settings
+// (HookSettings).
+func (f FakeEngine) AsClaudeWithHooks(t testing.TB, bin, slow string) []string {
+	t.Helper()
+	env := f.AsClaude(t, bin, slow)
+	HookSettings(t, filepath.Join(bin, "settings.json"))
+	return env
+}
+
+// HookSettings writes, at path, fake-engine settings (FAKEENGINE_SETTINGS) holding the herd's own
+// hook commands (state.HookCommand, as `mosh herd hooks install claude` writes them) for
+// UserPromptSubmit, Stop and StopFailure. They run "${MOSH_HERD_BIN:-mosh}", the daemon's binary:
+// a test binary that calls ServeDaemonIfAsked answers their `herd report`.
+func HookSettings(t testing.TB, path string) {
+	t.Helper()
+	groups := map[string]any{}
+	for ev, report := range map[string]string{"UserPromptSubmit": "working", "Stop": "done", "StopFailure": "done"} {
+		groups[ev] = []any{map[string]any{"hooks": []any{map[string]any{"type": "command", "command": state.HookCommand(report)}}}}
+	}
+	b, err := json.Marshal(map[string]any{"hooks": groups})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // Request is one request line a fake daemon received.
