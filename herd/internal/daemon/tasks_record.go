@@ -484,7 +484,7 @@ func screenDelta(m *member, t *openTask) string {
 func withoutChrome(m *member, text []string) []string {
 	table := m.d.engines.Table()
 	e, ok := table.Lookup(m.engine)
-	if !ok {
+	if !ok || len(e.Chrome) == 0 {
 		return text
 	}
 	snap := m.scr.Snapshot()
