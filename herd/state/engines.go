@@ -328,13 +328,26 @@ type HookSpec struct {
 }
 
 // HookFailure matches a payload that reports a failed turn: its hook_event_name is Event and,
-// when When is set, the gjson path When holds Equals. Error are gjson paths to the error's text,
-// the first non-empty wins ("" when none: the event's name says it failed).
+// when When is set, the value at the gjson path When equals Equals (when set) and is none of
+// Except (OpenCode's session.error also reports an Esc: MessageAbortedError is no failure).
+// Error are gjson paths to the error's text, the first non-empty wins (none: the event's name).
 type HookFailure struct {
 	Event  string   `json:"event"`
 	When   string   `json:"when,omitempty"`
 	Equals string   `json:"equals,omitempty"`
+	Except []string `json:"except,omitempty"`
 	Error  []string `json:"error,omitempty"`
+}
+
+func (f HookFailure) matches(event string, payload []byte) bool {
+	if f.Event != event {
+		return false
+	}
+	if f.When == "" {
+		return true
+	}
+	v := gjson.GetBytes(payload, f.When).String()
+	return (f.Equals == "" || v == f.Equals) && !slices.Contains(f.Except, v)
 }
 
 // HookKind maps a payload to a blocked sub-kind.
@@ -784,7 +797,7 @@ func (t *Table) TurnFailure(engine string, payload []byte) (event, errText strin
 	e, _ := t.Lookup(engine)
 	for _, s := range t.hookSpecs(e) {
 		for _, f := range s.Failures {
-			if f.Event != name || (f.When != "" && gjson.GetBytes(payload, f.When).String() != f.Equals) {
+			if !f.matches(name, payload) {
 				continue
 			}
 			for _, path := range f.Error {

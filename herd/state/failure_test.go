@@ -18,6 +18,8 @@ func TestTurnFailureFromPayloads(t *testing.T) {
 		{"opencode", `{"hook_event_name":"session.error","properties":{"error":{"name":"APIError","data":{"message":"400 oc"}}}}`, "session.error", "400 oc"},
 		{"opencode", `{"hook_event_name":"session.error","properties":{"error":{"name":"ProviderAuthError"}}}`, "session.error", "ProviderAuthError"},
 		{"opencode", `{"hook_event_name":"session.idle"}`, "", ""},
+		// An Esc: OpenCode reports the aborted message as a session.error too.
+		{"opencode", `{"hook_event_name":"session.error","properties":{"error":{"name":"MessageAbortedError","data":{"message":"The operation was aborted."}}}}`, "", ""},
 		// A wrapper's member still reports with its engine's payload.
 		{"", `{"hook_event_name":"StopFailure","last_assistant_message":"API Error: 500"}`, "StopFailure", "API Error: 500"},
 		{"claude", `not json`, "", ""},
