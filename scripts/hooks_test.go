@@ -321,7 +321,7 @@ func TestMappingsFollowTheIssue(t *testing.T) {
 		"codex": {"UserPromptSubmit": "working", "PostToolUse": "working", "PermissionRequest": "blocked:permission",
 			"Stop": "done", "SessionEnd": "idle"},
 		"opencode": {"session.status[busy]": "working", "permission.asked": "blocked:permission",
-			"permission.replied": "working", "session.error": "done", "session.idle": "done"}, // session.error: a failed turn (engines table failures)
+			"permission.replied": "working", "session.idle": "done"},
 		"pi":     {"agent_start": "working", "agent_end": "done"},
 		"gemini": {"BeforeAgent": "working", "Notification[ToolPermission]": "blocked:permission", "AfterTool": "working", "AfterAgent": "done"},
 	}

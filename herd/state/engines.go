@@ -328,8 +328,8 @@ type HookSpec struct {
 }
 
 // HookFailure matches a payload that reports a failed turn: its hook_event_name is Event and,
-// when When is set, the value at the gjson path When equals Equals (when set) and is none of
-// Except (OpenCode's session.error also reports an Esc: MessageAbortedError is no failure).
+// when When is set, the gjson path When exists, equals Equals (when set) and is none of Except
+// (OpenCode's last message carries an error after an Esc too: MessageAbortedError is no failure).
 // Error are gjson paths to the error's text, the first non-empty wins (none: the event's name).
 type HookFailure struct {
 	Event  string   `json:"event"`
@@ -346,8 +346,9 @@ func (f HookFailure) matches(event string, payload []byte) bool {
 	if f.When == "" {
 		return true
 	}
-	v := gjson.GetBytes(payload, f.When).String()
-	return (f.Equals == "" || v == f.Equals) && !slices.Contains(f.Except, v)
+	r := gjson.GetBytes(payload, f.When)
+	v := r.String()
+	return r.Exists() && (f.Equals == "" || v == f.Equals) && !slices.Contains(f.Except, v)
 }
 
 // HookKind maps a payload to a blocked sub-kind.

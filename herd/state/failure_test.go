@@ -15,11 +15,11 @@ func TestTurnFailureFromPayloads(t *testing.T) {
 		{"pi", `{"hook_event_name":"agent_end","last_assistant_message":"hi"}`, "", ""},
 		{"pi", `{"hook_event_name":"agent_end","stop_reason":"aborted"}`, "", ""},
 		{"pi", `{"hook_event_name":"agent_end","stop_reason":"error","error_message":"400 no"}`, "agent_end", "400 no"},
-		{"opencode", `{"hook_event_name":"session.error","properties":{"error":{"name":"APIError","data":{"message":"400 oc"}}}}`, "session.error", "400 oc"},
-		{"opencode", `{"hook_event_name":"session.error","properties":{"error":{"name":"ProviderAuthError"}}}`, "session.error", "ProviderAuthError"},
-		{"opencode", `{"hook_event_name":"session.idle"}`, "", ""},
-		// An Esc: OpenCode reports the aborted message as a session.error too.
-		{"opencode", `{"hook_event_name":"session.error","properties":{"error":{"name":"MessageAbortedError","data":{"message":"The operation was aborted."}}}}`, "", ""},
+		{"opencode", `{"hook_event_name":"session.idle","error":{"name":"APIError","data":{"message":"400 oc"}}}`, "session.idle", "400 oc"},
+		{"opencode", `{"hook_event_name":"session.idle","error":{"name":"ProviderAuthError"}}`, "session.idle", "ProviderAuthError"},
+		{"opencode", `{"hook_event_name":"session.idle","last_assistant_message":"fine"}`, "", ""},
+		// An Esc: the aborted message carries MessageAbortedError.
+		{"opencode", `{"hook_event_name":"session.idle","error":{"name":"MessageAbortedError","data":{"message":"The operation was aborted."}}}`, "", ""},
 		// A wrapper's member still reports with its engine's payload.
 		{"", `{"hook_event_name":"StopFailure","last_assistant_message":"API Error: 500"}`, "StopFailure", "API Error: 500"},
 		{"claude", `not json`, "", ""},

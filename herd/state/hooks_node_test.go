@@ -104,9 +104,16 @@ withClient.event({ event: { id: "evt_c", type: "session.status", properties: { s
 await quiet();
 mark("asked " + asked.join(" "));
 mark("opencode error");
-// A failed turn: session.error carries the provider's error, then the session goes idle.
-ev("session.error", { sessionID: "ses_1", error: { name: "APIError", data: { message: "400 boom", statusCode: 400 } } });
-await quiet();
+// A failed turn: the session's last assistant message carries the provider's error; an aborted
+// one (Esc) carries MessageAbortedError.
+for (const [sid, error] of [["ses_4", { name: "APIError", data: { message: "400 boom", statusCode: 400 } }], ["ses_5", { name: "MessageAbortedError", data: { message: "aborted" } }]]) {
+  const failing = await MoshHerd({ client: { session: { messages: async () => ({ data: [
+    { info: { role: "user" }, parts: [{ type: "text", text: "q" }] },
+    { info: { role: "assistant", error }, parts: [] },
+  ] }) } } });
+  failing.event({ event: { id: "evt_" + sid, type: "session.idle", properties: { sessionID: sid } } });
+  await quiet();
+}
 mark("pi");
 
 const handlers = {};
@@ -217,7 +224,8 @@ func TestReportModulesCoalesceInOrder(t *testing.T) {
 		"working session.status evt_c",
 		`-- asked {"sessionID":"ses_2"} {"sessionID":"ses_3"}`,
 		"-- opencode error",
-		"done session.error evt_16 failed(opencode): 400 boom failed(pi): 400 boom",
+		"done session.idle evt_ses_4 failed(opencode): 400 boom failed(pi): 400 boom",
+		"done session.idle evt_ses_5",
 		"-- pi",
 		"working agent_start",
 		"done agent_end second",
