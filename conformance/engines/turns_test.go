@@ -138,7 +138,8 @@ func startMember(t *testing.T, ctx context.Context, mosh string, e *Engine, noMo
 
 // failureEvent is each engine's own word that a turn failed (the engines table's failures), or
 // "" where the engine has none: Codex fires no hook after an API error (facts/engines.md §9).
-var failureEvent = map[string]string{"claude": "StopFailure", "opencode": "session.error", "pi": "agent_end", "codex": ""}
+// OpenCode's is session.idle whose last assistant message carries the error (the plugin sends it).
+var failureEvent = map[string]string{"claude": "StopFailure", "opencode": "session.idle", "pi": "agent_end", "codex": ""}
 
 // TestFailedTurnWithoutMoshOnPath: with no mosh on the member's PATH (issue 22 item 1) the
 // installed hooks still report, through the daemon's MOSH_HERD_BIN; an API error (HTTP 400 from
