@@ -135,12 +135,13 @@ func init() {
 	Register(&Verb{
 		Name: "herdHookPlans", Usage: "herdHookPlans()", Group: "herd", Async: true,
 		Params: "", Result: herd.HookPlansResult{},
-		Summary: "what `mosh herd hooks` installs per engine, from the engines table → {plans, errors, marker, fileMarker}",
+		Summary: "what `mosh herd hooks` installs per engine, from the engines table → {plans, errors, marker, fileMarker, moshOnPath, self}",
 		Detail: "plans: [{engine, format, spec: {layout, timeout, timeoutUnit, toolMatcher, trust, fileKind}, file,\n" +
 			"note, marker, groups: [{event, matcher, hasMatcher, report, command}], text}], one per engine\n" +
 			"with a hook spec (user overrides from $MOSH_HERD_DIR/engines.json included).\n" +
 			"errors: a message per engine whose spec is broken. marker: the text every herd hook command\n" +
-			"contains (how ours are found); fileMarker: how herd-written plugin files begin.",
+			"contains (how ours are found); fileMarker: how herd-written plugin files begin. moshOnPath: where\n" +
+			"`mosh` is on PATH (\"\" if not: the hooks then rely on the daemon's MOSH_HERD_BIN); self: this mosh.",
 		Bind: func(c *Call) (Action, error) {
 			if len(c.Args) > 0 {
 				return Action{}, c.Misuse("takes no arguments")

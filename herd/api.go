@@ -440,6 +440,11 @@ type ReportParams struct {
 // EnvNonce is the per-launch nonce in a local member's environment (beside MOSH_HERD_NAME).
 const EnvNonce = "MOSH_HERD_NONCE"
 
+// EnvBin is the absolute path of the mosh binary the daemon runs as, in every local member's
+// environment: the hook commands run "${MOSH_HERD_BIN:-mosh}", so they report with no mosh on
+// PATH.
+const EnvBin = "MOSH_HERD_BIN"
+
 type ReportResult struct {
 	Name      string `json:"name"`
 	Accepted  bool   `json:"accepted"`

@@ -1142,6 +1142,11 @@ type HookPlansResult struct {
 	Errors     []string         `json:"errors"`
 	Marker     string           `json:"marker"`
 	FileMarker string           `json:"fileMarker"`
+	// MoshOnPath is where `mosh` is on the caller's PATH ("" when it is not): the hook commands
+	// fall back to it when MOSH_HERD_BIN is unset. Self is the binary running now (symlinks
+	// resolved, "" when unknown), the one a daemon it starts hands members as MOSH_HERD_BIN.
+	MoshOnPath string `json:"moshOnPath"`
+	Self       string `json:"self"`
 }
 
 // HookPlans reads the hook plans from the engines table of opts's herd — the embedded table with
@@ -1159,6 +1164,18 @@ func HookPlans(opts Options) HookPlansResult {
 	}
 	if r.Plans == nil {
 		r.Plans = []state.HookPlan{}
+	}
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if p, err := LookPath("mosh", "/", []string{"PATH=" + getenv("PATH")}); err == nil {
+		r.MoshOnPath = p
+	}
+	if exe, err := os.Executable(); err == nil {
+		if exe, err = filepath.EvalSymlinks(exe); err == nil {
+			r.Self = exe
+		}
 	}
 	return r
 }

@@ -128,3 +128,23 @@ func EngineVersionCheck(t *state.Table, env []string, toolsDir string) DoctorChe
 	}
 	return c
 }
+
+// EngineOlderThan runs `bin --version` (env is its environment) and says whether the version it
+// prints is older than min: version is what it printed ("" and ok false when it printed none, or
+// min is no version).
+func EngineOlderThan(bin string, env []string, min string) (version string, older, ok bool) {
+	want, _, ok := parseVersion(min)
+	if !ok {
+		return "", false, false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), engineVersionTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--version")
+	cmd.Env = env
+	out, _ := cmd.Output()
+	have, text, ok := parseVersion(string(out))
+	if !ok {
+		return "", false, false
+	}
+	return text, versionLess(have, want), true
+}

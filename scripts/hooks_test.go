@@ -1287,3 +1287,57 @@ func indexOf(keys []string, k string) int {
 	}
 	return -1
 }
+
+// setPath replaces the PATH of the hk's runs.
+func (h *hk) setPath(path string) {
+	for i, kv := range h.env {
+		if strings.HasPrefix(kv, "PATH=") {
+			h.env[i] = "PATH=" + path
+			return
+		}
+	}
+	h.env = append(h.env, "PATH="+path)
+}
+
+// `hooks install` with no mosh on PATH (the Quick start's ./bin/mosh) says so and what it means:
+// members get MOSH_HERD_BIN from the daemon, so their hooks report, as long as this binary stays
+// where it is; with a mosh on PATH it says nothing of the kind. --json carries the same.
+func TestInstallSaysWhenMoshIsNotOnPath(t *testing.T) {
+	self, err := filepath.EvalSymlinks(bins.mosh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHK(t)
+	h.setPath("/usr/bin:/bin")
+	out, errs := h.expect(0, "herd", "hooks", "install", "claude")
+	for _, want := range []string{"no `mosh` on PATH", "MOSH_HERD_BIN", self, "ln -s " + self} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("install without mosh on PATH: stderr lacks %q:\n%s", want, errs)
+		}
+	}
+	if !strings.Contains(out, "✓ claude") {
+		t.Errorf("install: stdout %q", out)
+	}
+	jout, _ := h.expect(0, "herd", "hooks", "install", "codex", "--json")
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(jout), &rows); err != nil || len(rows) != 1 {
+		t.Fatalf("--json: %v %s", err, jout)
+	}
+	if w, _ := rows[0]["warning"].(string); !strings.Contains(w, "no `mosh` on PATH") {
+		t.Errorf("--json row without the PATH warning: %v", rows[0])
+	}
+
+	h2 := newHK(t)
+	bin := h2.path("bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(bins.mosh, filepath.Join(bin, "mosh")); err != nil {
+		t.Fatal(err)
+	}
+	h2.setPath(bin + ":/usr/bin:/bin")
+	_, errs = h2.expect(0, "herd", "hooks", "install", "claude")
+	if strings.Contains(errs, "on PATH") {
+		t.Errorf("install with mosh on PATH warns: %s", errs)
+	}
+}

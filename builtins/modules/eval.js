@@ -601,6 +601,13 @@ export async function runRow(c, opts = {}) {
       return done({ error: p.error, code: p.code })
     }
     let turn
+    if (p.outcome === "ended" && p.exitCode === undefined && p.taskState === "failed") {
+      // The engine said its turn failed (an API error: Claude's StopFailure): the row failed, with
+      // the engine's error; never a wrong answer.
+      const t = p.task ? await herdTask(p.task) : null
+      const why = (t && t.artifact && t.artifact.text) || "no error text"
+      return done({ outcome: "failed", exitCode: null, error: `the engine's turn failed: ${why} (see mosh herd task ${p.task})` })
+    }
     if (p.outcome === "ended" && p.exitCode === undefined && p.taskState) {
       return done({ error: `the task ended ${p.taskState}, not done (see mosh herd task ${p.task})` })
     }

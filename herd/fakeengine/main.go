@@ -260,6 +260,15 @@ func envOr(k, def string) string {
 }
 
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == "--version" {
+		// What the real engines print (doctor compares it with the engines table's minVersion).
+		version := "2.1.332 (Claude Code)"
+		if envOr("FAKEENGINE_STYLE", "claude") == "codex" {
+			version = "codex-cli 0.171.0"
+		}
+		fmt.Println(envOr("FAKEENGINE_VERSION", version))
+		return
+	}
 	cfg, err := parseFlags(os.Args[1:])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fakeengine:", err)

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/mosh-dev/mosh/herd/screen/snapshot"
 )
 
@@ -64,6 +66,12 @@ type Engine struct {
 	// Prompt is a regex matching the engine's input line (Claude `❯ `, Codex
 	// `› `); it anchors the prompt_box and above_prompt regions.
 	Prompt string `json:"prompt,omitempty"`
+	// Chrome are the screen regions that are the engine's own furniture, not
+	// a turn's output: Claude's input box with its rules and the footer under
+	// it ("⏸ manual mode on · ? for shortcuts"). Screen artifacts leave them
+	// out. Regions: prompt_box (with the rules around it), below_prompt,
+	// bottom:N, after_last_rule.
+	Chrome []string `json:"chrome,omitempty"`
 	// CommonRules adds the shared fallback rules (default true).
 	CommonRules *bool `json:"commonRules,omitempty"`
 	// Rules are the screen rules, in any order: the highest priority match
@@ -99,6 +107,12 @@ type Engine struct {
 	// hooks report or are installed: the hook is a process started after the
 	// turn, and its report carries the engine's own final message.
 	HookGraceMs int `json:"hookGraceMs,omitempty"`
+	// StartupSettleMs debounces the start-up (0 = none): until the screen has
+	// rested (idle or done) this long without reading anything else, the
+	// member does not read idle, so the first idle reported is the settled
+	// one. Codex puts a spinner in its title 0–75 ms after its first idle
+	// frame, for 16–184 ms. A prompt or a hook report ends the start-up.
+	StartupSettleMs int `json:"startupSettleMs,omitempty"`
 	// VerifiedVersion is the engine version the entry's rules and hooks were
 	// checked against (conformance/engines/install.sh pins, facts/engines.md);
 	// "" = from the engine's documentation only, never run.
@@ -131,6 +145,7 @@ type Engine struct {
 
 	compiled []*compiledRule
 	prompt   *regexpT
+	chrome   []regionSpec
 }
 
 // Interrupt is an engine's way to stop a turn: send-keys names.
@@ -268,6 +283,15 @@ func (e *Engine) HookGrace() time.Duration {
 	return msOr(e.HookGraceMs, DefaultHookGraceMs)
 }
 
+// StartupSettle is how long the screen must rest during start-up before the member reads idle
+// (0: no debounce; e may be nil).
+func (e *Engine) StartupSettle() time.Duration {
+	if e == nil || e.StartupSettleMs <= 0 {
+		return 0
+	}
+	return time.Duration(e.StartupSettleMs) * time.Millisecond
+}
+
 // MenuWait bounds the wait for a hook-reported question to reach the
 // screen.
 func (e *Engine) MenuWait() time.Duration {
@@ -299,6 +323,35 @@ type HookSpec struct {
 	// (Claude's Stop last_assistant_message), first non-empty wins; the
 	// ledger makes it the task's artifact.
 	FinalMessage []string `json:"finalMessage,omitempty"`
+	// Failures name the payloads that end a turn in failure (Claude's
+	// StopFailure after an API error, pi's agent_end whose last message
+	// stopped on an error, OpenCode's session.error): the turn's task ends
+	// failed, with the error as its artifact, though the member reads done.
+	Failures []HookFailure `json:"failures,omitempty"`
+}
+
+// HookFailure matches a payload that reports a failed turn: its hook_event_name is Event and,
+// when When is set, the gjson path When exists, equals Equals (when set) and is none of Except
+// (OpenCode's last message carries an error after an Esc too: MessageAbortedError is no failure).
+// Error are gjson paths to the error's text, the first non-empty wins (none: the event's name).
+type HookFailure struct {
+	Event  string   `json:"event"`
+	When   string   `json:"when,omitempty"`
+	Equals string   `json:"equals,omitempty"`
+	Except []string `json:"except,omitempty"`
+	Error  []string `json:"error,omitempty"`
+}
+
+func (f HookFailure) matches(event string, payload []byte) bool {
+	if f.Event != event {
+		return false
+	}
+	if f.When == "" {
+		return true
+	}
+	r := gjson.GetBytes(payload, f.When)
+	v := r.String()
+	return r.Exists() && (f.Equals == "" || v == f.Equals) && !slices.Contains(f.Except, v)
 }
 
 // HookKind maps a payload to a blocked sub-kind.
@@ -428,7 +481,8 @@ func (t *Table) finish(e *Engine, user bool) {
 	for _, f := range []struct {
 		name string
 		v    *int
-	}{{"keyGapMs", &e.KeyGapMs}, {"menuSettleMs", &e.MenuSettleMs}, {"menuWaitMs", &e.MenuWaitMs}, {"hookGraceMs", &e.HookGraceMs}} {
+	}{{"keyGapMs", &e.KeyGapMs}, {"menuSettleMs", &e.MenuSettleMs}, {"menuWaitMs", &e.MenuWaitMs}, {"hookGraceMs", &e.HookGraceMs},
+		{"startupSettleMs", &e.StartupSettleMs}} {
 		if *f.v < 0 {
 			if !user {
 				panic("state: embedded " + f.name + " of " + e.Name + " is negative")
@@ -445,6 +499,22 @@ func (t *Table) finish(e *Engine, user bool) {
 		t.problems = append(t.problems, Problem{File: "engines.json", Where: e.Name + " resubmit.settleMs",
 			Error: fmt.Sprintf("%d is negative", e.Resubmit.SettleMs), Fix: "use 0 (the default) or a number of milliseconds"})
 		e.Resubmit.SettleMs = 0
+	}
+	e.chrome = nil
+	for _, c := range e.Chrome {
+		reg, err := parseRegion(c)
+		if err == nil && reg.kind != regionPromptBox && reg.kind != regionBelowPrompt && reg.kind != regionBottom && reg.kind != regionAfterLastRule {
+			err = fmt.Errorf("region %q cannot be chrome: use prompt_box, below_prompt, bottom:N or after_last_rule", c)
+		}
+		if err != nil {
+			if !user {
+				panic("state: embedded chrome of " + e.Name + ": " + err.Error())
+			}
+			t.problems = append(t.problems, Problem{File: "engines.json", Where: e.Name + " chrome", Error: err.Error(),
+				Fix: "fix or remove that region; screen artifacts keep those lines meanwhile"})
+			continue
+		}
+		e.chrome = append(e.chrome, reg)
 	}
 	e.prompt = nil
 	if e.Prompt != "" {
@@ -574,6 +644,49 @@ func (t *Table) Resolve(name string) (*Engine, error) {
 		name, strings.Join(t.Names(), ", "))
 }
 
+// ChromeRows marks the rows of snap that are the engine's chrome (Chrome): chrome[i] is true for
+// row i. nil when the engine names none or none is on the screen.
+func (e *Engine) ChromeRows(snap snapshot.Snapshot) []bool {
+	if e == nil || len(e.chrome) == 0 {
+		return nil
+	}
+	l := newLayout(snap, e.prompt, e.promptBox())
+	var rows []bool
+	mark := func(from, to int) {
+		if rows == nil {
+			rows = make([]bool, len(l.lines))
+		}
+		for i := max(from, 0); i < to && i < len(rows); i++ {
+			rows[i] = true
+		}
+	}
+	for _, reg := range e.chrome {
+		switch reg.kind {
+		case regionPromptBox:
+			if l.boxTop >= 0 {
+				mark(l.aboveEnd, l.belowStart) // the box and its rules
+			}
+		case regionBelowPrompt:
+			if l.boxTop >= 0 {
+				mark(l.belowStart, len(l.lines))
+			}
+		case regionAfterLastRule:
+			if l.lastRule >= 0 {
+				mark(l.lastRule+1, len(l.lines))
+			}
+		case regionBottom:
+			idx := l.nonEmpty
+			if len(idx) > reg.n {
+				idx = idx[len(idx)-reg.n:]
+			}
+			for _, i := range idx {
+				mark(i, i+1)
+			}
+		}
+	}
+	return rows
+}
+
 // InputLeftover reports whether the engine's input line on snap holds text: anything after the
 // prompt on the lowest prompt line (e.g. a prompt an Escape interrupt put back into the box).
 // False when the engine has no prompt pattern or the screen shows no prompt line.
@@ -674,6 +787,32 @@ func payloadEvent(payload []byte) string {
 		return ""
 	}
 	return ev.Name
+}
+
+// TurnFailure says whether a hook payload reports a failed turn (the failures of the member's
+// engine's spec first, then every other engine's): event is the payload's hook_event_name ("" when
+// it reports none), errText the text at the first of the failure's error paths that holds one,
+// else the event's name.
+func (t *Table) TurnFailure(engine string, payload []byte) (event, errText string) {
+	name := payloadEvent(payload)
+	if name == "" {
+		return "", ""
+	}
+	e, _ := t.Lookup(engine)
+	for _, s := range t.hookSpecs(e) {
+		for _, f := range s.Failures {
+			if !f.matches(name, payload) {
+				continue
+			}
+			for _, path := range f.Error {
+				if v := strings.TrimSpace(gjson.GetBytes(payload, path).String()); v != "" {
+					return name, v
+				}
+			}
+			return name, name
+		}
+	}
+	return "", ""
 }
 
 // HooksInstalled says whether the herd's hooks are installed for this engine in the hook file

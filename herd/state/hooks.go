@@ -331,7 +331,9 @@ const ROUTES = ` + routesJSON(routes) + `;
 // messages and takes the last assistant message's text parts. Both SDK call
 // shapes are tried (sessionID in the v2 client OpenCode 1.18 uses itself,
 // path:{id} in v1); any failure leaves the answer out, never the report.
-async function lastAssistantText(client, event) {
+// The message's error, when it has one (an API error, an abort), goes along:
+// the engines table reads a failed turn from it.
+async function lastAssistant(client, event) {
   const id = event && event.properties && event.properties.sessionID;
   if (!id || !client || !client.session || typeof client.session.messages !== "function") return undefined;
   let list = null;
@@ -349,7 +351,7 @@ async function lastAssistantText(client, event) {
     if (!info || info.role !== "assistant") continue;
     const parts = Array.isArray(m.parts) ? m.parts : [];
     const text = parts.filter((p) => p && p.type === "text" && !p.synthetic).map((p) => p.text || "").join("");
-    return text || undefined;
+    return { text: text || undefined, error: info.error || undefined };
   }
   return undefined;
 }
@@ -368,9 +370,9 @@ export const MoshHerd = async ({ client } = {}) => ({
         const seq = ++routed;
         let fields = event;
         if (state === "done" && client) {
-          const answer = await lastAssistantText(client, event);
+          const answer = await lastAssistant(client, event);
           if (seq !== routed) return;
-          if (answer) fields = { ...event, last_assistant_message: answer };
+          if (answer) fields = { ...event, last_assistant_message: answer.text, error: answer.error };
         }
         report(state, type, fields);
         return;
@@ -390,16 +392,22 @@ func renderPiExtension(routes []hookRoute) string {
 const ROUTES = ` + routesJSON(routes) + `;
 
 // agent_end carries the whole conversation: the report takes only the last
-// assistant text, which the ledger keeps as the turn's result.
-function lastAssistantText(event) {
+// assistant message's text, which the ledger keeps as the turn's result, and
+// how it stopped: "error" (with pi's errorMessage) is a failed turn.
+function lastAssistant(event) {
   const messages = event && Array.isArray(event.messages) ? event.messages : [];
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i];
-    if (!m || m.role !== "assistant") continue;
-    if (typeof m.content === "string") return m.content;
-    if (Array.isArray(m.content)) {
-      return m.content.filter((p) => p && p.type === "text").map((p) => p.text).join("");
-    }
+    if (m && m.role === "assistant") return m;
+  }
+  return undefined;
+}
+
+function textOf(m) {
+  if (!m) return undefined;
+  if (typeof m.content === "string") return m.content;
+  if (Array.isArray(m.content)) {
+    return m.content.filter((p) => p && p.type === "text").map((p) => p.text).join("");
   }
   return undefined;
 }
@@ -407,7 +415,8 @@ function lastAssistantText(event) {
 export default function (pi) {
   for (const [name, , state] of ROUTES) {
     pi.on(name, async (event) => {
-      report(state, name, { last_assistant_message: lastAssistantText(event) });
+      const m = lastAssistant(event);
+      report(state, name, { last_assistant_message: textOf(m), stop_reason: m && m.stopReason, error_message: m && m.errorMessage });
     });
   }
 }

@@ -103,6 +103,17 @@ withClient.event({ event: { id: "evt_b", type: "session.idle", properties: { ses
 withClient.event({ event: { id: "evt_c", type: "session.status", properties: { sessionID: "ses_3", status: { type: "busy" } } } });
 await quiet();
 mark("asked " + asked.join(" "));
+mark("opencode error");
+// A failed turn: the session's last assistant message carries the provider's error; an aborted
+// one (Esc) carries MessageAbortedError.
+for (const [sid, error] of [["ses_4", { name: "APIError", data: { message: "400 boom", statusCode: 400 } }], ["ses_5", { name: "MessageAbortedError", data: { message: "aborted" } }]]) {
+  const failing = await MoshHerd({ client: { session: { messages: async () => ({ data: [
+    { info: { role: "user" }, parts: [{ type: "text", text: "q" }] },
+    { info: { role: "assistant", error }, parts: [] },
+  ] }) } } });
+  failing.event({ event: { id: "evt_" + sid, type: "session.idle", properties: { sessionID: sid } } });
+  await quiet();
+}
 mark("pi");
 
 const handlers = {};
@@ -111,6 +122,10 @@ handlers.agent_start({});
 handlers.agent_end({ messages: [{ role: "assistant", content: "first" }] });
 handlers.agent_start({});
 handlers.agent_end({ messages: [{ role: "user", content: "go" }, { role: "assistant", content: [{ type: "text", text: "second" }] }] });
+await quiet();
+mark("pi error");
+// A turn that stopped on an API error: pi's failure message (stopReason "error").
+handlers.agent_end({ messages: [{ role: "assistant", content: [{ type: "text", text: "" }], stopReason: "error", errorMessage: "400 pi boom" }] });
 await quiet();
 mark("end");
 `
@@ -187,7 +202,14 @@ func TestReportModulesCoalesceInOrder(t *testing.T) {
 		if !ok || !ok2 || json.Unmarshal([]byte(payload), &ev) != nil {
 			t.Fatalf("unexpected call %q", line)
 		}
-		got = append(got, strings.Join(strings.Fields(state+" "+ev.Event+" "+ev.ID+" "+ev.Message), " "))
+		line = strings.Join(strings.Fields(state+" "+ev.Event+" "+ev.ID+" "+ev.Message), " ")
+		// The engines table reads a failed turn from what the module sent.
+		for _, engine := range []string{"opencode", "pi"} {
+			if event, why := tab.TurnFailure(engine, []byte(payload)); event != "" {
+				line += " failed(" + engine + "): " + why
+			}
+		}
+		got = append(got, line)
 	}
 	want := []string{
 		"working session.status evt_1", // in flight while the rest of the turn arrives
@@ -201,9 +223,14 @@ func TestReportModulesCoalesceInOrder(t *testing.T) {
 		"done session.idle evt_a the answer",
 		"working session.status evt_c",
 		`-- asked {"sessionID":"ses_2"} {"sessionID":"ses_3"}`,
+		"-- opencode error",
+		"done session.idle evt_ses_4 failed(opencode): 400 boom failed(pi): 400 boom",
+		"done session.idle evt_ses_5",
 		"-- pi",
 		"working agent_start",
 		"done agent_end second",
+		"-- pi error",
+		"done agent_end failed(opencode): 400 pi boom failed(pi): 400 pi boom",
 		"-- end",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {

@@ -155,6 +155,13 @@ type Tracker struct {
 	probe      func() *Foreground
 	reprobeAt  time.Time
 	reprobeGap time.Duration
+
+	// startSettle is the engine's start-up debounce (startupSettleMs; 0 = none); settled says
+	// the start-up is over; restSince is when the screen last came to rest (idle or done), zero
+	// while it reads anything else.
+	startSettle time.Duration
+	settled     bool
+	restSince   time.Time
 }
 
 type hookState struct {
@@ -183,6 +190,8 @@ func (t *Table) NewTracker(engine string, onChange func(Fused)) *Tracker {
 	if e != nil && e.PromptGraceMs > 0 {
 		tr.promptGrace = min(time.Duration(e.PromptGraceMs)*time.Millisecond, PromptClaimCap)
 	}
+	tr.startSettle = e.StartupSettle()
+	tr.settled = tr.startSettle == 0
 	tr.cur = Fused{State: Unknown, Authority: ScreenAuth, Since: tr.now(), Reason: "nothing read from the screen yet",
 		ReasonCode: ReasonScreenUnread}
 	return tr
@@ -238,6 +247,7 @@ func (tr *Tracker) Observe(snap snapshot.Snapshot) Fused {
 	}
 	tr.screen = &rd
 	tr.obs++
+	tr.noteRestLocked(&rd, now)
 	if h := tr.hook; h != nil && !rd.InSync && h.EndedBy == "" && tr.hookLiveLocked(now) {
 		switch {
 		case rd.State == h.State:
@@ -280,6 +290,40 @@ func (tr *Tracker) Observe(snap snapshot.Snapshot) Fused {
 	tr.mu.Unlock()
 	tr.deliver()
 	return f
+}
+
+// noteRestLocked keeps restSince: when the screen came to rest, for the start-up debounce.
+func (tr *Tracker) noteRestLocked(rd *Reading, now time.Time) {
+	if rd.InSync {
+		return
+	}
+	switch {
+	case rd.State != Idle && rd.State != Done:
+		tr.restSince = time.Time{}
+	case tr.restSince.IsZero():
+		tr.restSince = now
+	}
+}
+
+// startingLocked says whether the start-up debounce holds the screen's reading back: the engine
+// has one, no prompt or hook has ended the start-up, and the screen has rested less than it.
+// Once the screen rested that long, the start-up is over for good.
+func (tr *Tracker) startingLocked(now time.Time) bool {
+	if tr.settled {
+		return false
+	}
+	if tr.prompt != nil || tr.hook != nil || tr.exit != nil {
+		tr.settled = true
+		return false
+	}
+	if tr.screen == nil || tr.restSince.IsZero() {
+		return false
+	}
+	if now.Sub(tr.restSince) >= tr.startSettle {
+		tr.settled = true
+		return false
+	}
+	return true
 }
 
 // endsStale: a screen at rest (idle or done) can end a hook's working or
@@ -459,6 +503,7 @@ func (tr *Tracker) recheck() {
 			fromForeground(&r, fg)
 			r.At = now
 			tr.screen = &r
+			tr.noteRestLocked(&r, now)
 			tr.scheduleReprobeLocked(&r, now, false)
 		case tr.obs == obs && tr.screen == nil:
 			tr.reprobeAt, tr.reprobeGap = time.Time{}, 0 // nothing to read: stop
@@ -499,6 +544,9 @@ func (tr *Tracker) rearmLocked(now time.Time) {
 	if h := tr.hook; tr.exit == nil && tr.hookLiveLocked(now) {
 		consider(h.At.Add(tr.grace))
 		consider(h.Expires)
+	}
+	if !tr.settled && !tr.restSince.IsZero() {
+		consider(tr.restSince.Add(tr.startSettle))
 	}
 	if p := tr.prompt; tr.exit == nil && p != nil && p.Live {
 		end := p.At.Add(tr.promptGraceLocked())
@@ -625,6 +673,11 @@ func (tr *Tracker) fuseLocked(now time.Time) {
 			reason += fmt.Sprintf("; the screen reads %s (%s) but has not shown %s since the report",
 				Format(rd.State, rd.Kind), rd.Rule, h.State)
 		}
+	case tr.startingLocked(now):
+		// Start-up, the screen at rest for less than the debounce: what was read before stands.
+		st, kind, auth, code = tr.cur.State, tr.cur.Kind, tr.cur.Authority, tr.cur.ReasonCode
+		reason = fmt.Sprintf("starting: the screen reads %s (%s) since %s ago; the member reads it once it rests %s (the engine's startupSettleMs)",
+			Format(rd.State, rd.Kind), rd.Rule, roundDur(now.Sub(tr.restSince)), tr.startSettle)
 	default:
 		if rd == nil {
 			st, auth, code = Unknown, ScreenAuth, ReasonScreenUnread

@@ -40,7 +40,17 @@ func (r *recorder) states() []string {
 	return out
 }
 
+// newTestTracker is a tracker of a member past its start-up (the engines table's start-up
+// debounce is over: startsettle_test.go covers it with newStartingTracker).
 func newTestTracker(t *testing.T, engine string) (*Tracker, *clock, *recorder) {
+	t.Helper()
+	tr, c, rec := newStartingTracker(t, engine)
+	tr.settled = true
+	return tr, c, rec
+}
+
+// newStartingTracker is a tracker of a member that has just started.
+func newStartingTracker(t *testing.T, engine string) (*Tracker, *clock, *recorder) {
 	t.Helper()
 	c := &clock{t: time.Date(2026, 12, 2, 11, 0, 0, 0, time.UTC)}
 	rec := &recorder{}

@@ -8,24 +8,39 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
 	"github.com/mosh-dev/mosh/herd/herdd"
+	"github.com/mosh-dev/mosh/herd/state"
 )
 
 // ServeDaemonIfAsked makes a test binary double as the herd daemon: herd.Connect starts
 // `<exe> herd daemon --foreground`. Call it first in TestMain; when the binary was started that
 // way it serves the herd and exits, otherwise it returns.
+//
+// The daemon hands its members its own binary as MOSH_HERD_BIN, so a hook command fired in a
+// member runs this binary too: as `herd report NAME STATE --payload -` it reports as mosh does;
+// as any other herd verb it exits 1 (never running the test suite inside a hook).
 func ServeDaemonIfAsked() {
+	if len(os.Args) == 7 && os.Args[1] == "herd" && os.Args[2] == "report" && os.Args[5] == "--payload" {
+		os.Exit(report(os.Args[3], os.Args[4]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "herd" && !(len(os.Args) == 4 && os.Args[2] == "daemon" && os.Args[3] == "--foreground") {
+		fmt.Fprintf(os.Stderr, "this test binary stands in for mosh only as `herd daemon --foreground` and `herd report NAME STATE --payload -`, not %q\n", os.Args[1:])
+		os.Exit(1)
+	}
 	if len(os.Args) != 4 || os.Args[1] != "herd" || os.Args[2] != "daemon" || os.Args[3] != "--foreground" {
 		return
 	}
@@ -37,6 +52,25 @@ func ServeDaemonIfAsked() {
 		os.Exit(int(exitcode.Of(err)))
 	}
 	os.Exit(0)
+}
+
+// report is `mosh herd report NAME STATE --payload -` with the payload on stdin, to the herd of
+// MOSH_HERD_DIR; like mosh's, it prints nothing and exits 0 whatever happens.
+func report(name, stateArg string) int {
+	payload, _ := io.ReadAll(os.Stdin)
+	if name == "" {
+		return 0
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := herd.Connect(ctx, herd.ConnectOptions{Home: filepath.Dir(os.Getenv("MOSH_HERD_DIR")), NoStart: true})
+	if err != nil {
+		return 0
+	}
+	defer c.Close()
+	st, kind, _ := strings.Cut(stateArg, ":")
+	_, _ = c.Report(ctx, name, st, kind, 0, json.RawMessage(payload))
+	return 0
 }
 
 // FakeEngine is herd/fakeengine built into a temporary directory, once per test binary.
@@ -90,6 +124,34 @@ func (f FakeEngine) AsClaude(t testing.TB, bin, slow string) []string {
 	}
 	return []string{"PATH=" + bin + ":" + os.Getenv("PATH"), "FAKEENGINE_TURN=200ms", "FAKEENGINE_TICK=50ms",
 		"FAKEENGINE_SLOW=" + slow, "FAKEENGINE_NOTIFY_AFTER=0", "FAKEENGINE_IDLE_NOTIFY=0", "FAKEENGINE_SETTINGS=" + settings}
+}
+
+// AsClaudeWithHooks is AsClaude with the herd's own hook commands in the fake engine's settings
+// (HookSettings).
+func (f FakeEngine) AsClaudeWithHooks(t testing.TB, bin, slow string) []string {
+	t.Helper()
+	env := f.AsClaude(t, bin, slow)
+	HookSettings(t, filepath.Join(bin, "settings.json"))
+	return env
+}
+
+// HookSettings writes, at path, fake-engine settings (FAKEENGINE_SETTINGS) holding the herd's own
+// hook commands (state.HookCommand, as `mosh herd hooks install claude` writes them) for
+// UserPromptSubmit, Stop and StopFailure. They run "${MOSH_HERD_BIN:-mosh}", the daemon's binary:
+// a test binary that calls ServeDaemonIfAsked answers their `herd report`.
+func HookSettings(t testing.TB, path string) {
+	t.Helper()
+	groups := map[string]any{}
+	for ev, report := range map[string]string{"UserPromptSubmit": "working", "Stop": "done", "StopFailure": "done"} {
+		groups[ev] = []any{map[string]any{"hooks": []any{map[string]any{"type": "command", "command": state.HookCommand(report)}}}}
+	}
+	b, err := json.Marshal(map[string]any{"hooks": groups})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // Request is one request line a fake daemon received.

@@ -42,6 +42,10 @@ type daemon struct {
 	sock    string
 	started time.Time
 	logger  *log.Logger
+	// self is the binary this daemon runs as (os.Executable, symlinks resolved), handed to every
+	// member as MOSH_HERD_BIN for its hook commands; "" when it cannot be found (selfErr says why).
+	self    string
+	selfErr error
 
 	engines  engineTable
 	manifest manifest
@@ -118,6 +122,7 @@ func serveForeground(ctx context.Context, home string, seams serveSeams) error {
 	}
 	d.lw = newLedgerWriter(d.logger, d.applyOps)
 	d.engines = defaultEngineTable(d.dir)
+	d.self, d.selfErr = selfBinary()
 	if err := herd.EnsurePrivateDir(d.dir); err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/mosh-dev/mosh/herd"
@@ -119,19 +120,30 @@ func (d *daemon) doctor() *herd.DoctorResult {
 	}
 	// Installed hooks that never fire: every task of such a member ends a hook grace late, on the
 	// screen's word, without the engine's own answer.
+	var silentMs []*member
 	var silent []string
 	d.withState(func() {
 		for _, m := range ms {
 			if m.hooksInstalled && !m.hooked && m.graceEnds > 0 && !m.exited {
-				silent = append(silent, fmt.Sprintf("%s (%s, %d task(s) ended %s late)", m.name, m.engine, m.graceEnds, m.spec.hookGrace()))
+				silentMs = append(silentMs, m)
+				silent = append(silent, fmt.Sprintf("%s (%s, %d task(s) ended %s late", m.name, m.engine, m.graceEnds, m.spec.hookGrace()))
 			}
 		}
 	})
 	if len(silent) > 0 {
+		// What the daemon can see of the cause (outside the state lock: it may run `ENGINE --version`).
+		for i, m := range silentMs {
+			e, _ := d.engines.Table().Lookup(m.engine)
+			causes := d.silentCauses(m, e)
+			if len(causes) == 0 {
+				causes = []string{"no cause the daemon can see: check that the engine runs the hooks (mosh herd hooks status " + m.engine + ")"}
+			}
+			silent[i] += "; " + strings.Join(causes, "; ") + ")"
+		}
 		sort.Strings(silent)
 		r.Checks = append(r.Checks, herd.DoctorCheck{Name: "silent hooks", Level: "warn",
-			Detail: fmt.Sprintf("the herd's hooks are installed for these members' engines but none has reported, so their tasks end on the screen's word, late and without the engine's own answer: %v", silent),
-			Fix:    "mosh herd hooks status ENGINE (Codex runs new hooks only once trusted in its menu)"})
+			Detail: fmt.Sprintf("the herd's hooks are installed for these members' engines but none has reported, so their tasks end on the screen's word, late and without the engine's own answer: %s", strings.Join(silent, ", ")),
+			Fix:    "mosh herd hooks status ENGINE; put mosh on PATH or restart the daemon if its binary moved; for Codex, trust the hooks (mosh herd hooks install codex, or its /hooks menu); upgrade an engine older than the engines table's minVersion"})
 	}
 	if len(unreachable) > 0 {
 		r.Checks = append(r.Checks, herd.DoctorCheck{Name: "remotes", Level: "warn", Detail: fmt.Sprintf("remote members not answering: %v", unreachable),

@@ -56,7 +56,7 @@ func fakeEnv(t *testing.T, style string, hooks bool) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, ev := range []string{"UserPromptSubmit", "PermissionRequest", "PostToolUse", "Stop", "Notification"} {
+		for _, ev := range []string{"UserPromptSubmit", "PermissionRequest", "PostToolUse", "Stop", "StopFailure", "Notification"} {
 			groups[ev] = []any{map[string]any{"hooks": []any{map[string]any{"type": "command",
 				"command": "MOSH_HERD_TEST_HOOK=1 '" + exe + "'"}}}}
 		}

@@ -107,7 +107,7 @@ func (p ptyMember) artifactLocked(t *openTask) ledger.Artifact {
 	return ledger.Artifact{Text: screenDelta(p.member, t), Source: ledger.SourceScreen}
 }
 
-func (p ptyMember) failedLocked() bool { return false }
+func (p ptyMember) failedLocked() bool { return p.lastClosed != nil && p.lastClosed.failed }
 
 func (p ptyMember) doctorNote(now time.Time) (bool, string) {
 	_, _, hook := p.trk.Readings(now)

@@ -42,7 +42,18 @@ func TestMain(m *testing.M) {
 		os.Exit(holdLockMain())
 	}
 	if os.Getenv("MOSH_HERD_TEST_HOOK") == "1" {
-		os.Exit(hookReport())
+		os.Exit(hookReport(os.Getenv("MOSH_HERD_NAME"), ""))
+	}
+	// The daemon hands members its own binary as MOSH_HERD_BIN, and here that is this test
+	// binary: it answers the installed hook command (`herd report NAME STATE --payload -`) as
+	// mosh does.
+	if len(os.Args) == 7 && os.Args[1] == "herd" && os.Args[2] == "report" && os.Args[5] == "--payload" {
+		os.Exit(hookReport(os.Args[3], os.Args[4]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "herd" {
+		// Run as some other mosh verb: never the whole test suite in a hook.
+		fmt.Fprintf(os.Stderr, "this test binary stands in for mosh only as `herd daemon --foreground` and `herd report NAME STATE --payload -`, not %q\n", os.Args[1:])
+		os.Exit(1)
 	}
 	if os.Getenv(racyChildEnv) == "1" {
 		os.Exit(racyChild())
@@ -334,9 +345,8 @@ func wantCode(t testing.TB, err error, code exitcode.Code) {
 // hookReport is the test binary acting as an engine hook (what `mosh herd report` does for a
 // Claude Code hook): the payload on stdin, the member's name from MOSH_HERD_NAME, and the
 // engine's hook spec maps the event to a state. A hook never fails its engine: always exit 0.
-func hookReport() int {
+func hookReport(name, stateArg string) int {
 	payload, _ := io.ReadAll(os.Stdin)
-	name := os.Getenv("MOSH_HERD_NAME")
 	if name == "" {
 		return 0
 	}
@@ -349,7 +359,8 @@ func hookReport() int {
 		return 0
 	}
 	defer c.Close()
-	if _, err := c.Report(ctx, name, "", "", 0, json.RawMessage(payload)); err != nil {
+	st, kind, _ := strings.Cut(stateArg, ":")
+	if _, err := c.Report(ctx, name, st, kind, 0, json.RawMessage(payload)); err != nil {
 		fmt.Fprintln(os.Stderr, "hook:", err)
 	}
 	return 0

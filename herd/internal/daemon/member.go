@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -60,6 +61,7 @@ type member struct {
 	known      bool
 	bin        string
 	args       []string
+	env        []string // the caller's environment it was launched with (before the herd's own)
 	cwd        string
 	autonomous bool
 	created    time.Time
@@ -157,9 +159,10 @@ type ptyProc struct {
 }
 
 // memberEnv is the caller's environment minus the engine's stripped names and any stale herd
-// variables, plus MOSH_HERD_NAME and MOSH_HERD_DIR. Nothing of the daemon's own environment.
-func memberEnv(callerEnv []string, strip []string, name, herdDir string) []string {
-	drop := map[string]bool{"MOSH_HERD_NAME": true, "MOSH_HERD_DIR": true, herd.EnvNonce: true}
+// variables, plus MOSH_HERD_NAME, MOSH_HERD_DIR and MOSH_HERD_BIN (self: the daemon's own binary,
+// left out when unknown). Nothing else of the daemon's own environment.
+func memberEnv(callerEnv []string, strip []string, name, herdDir, self string) []string {
+	drop := map[string]bool{"MOSH_HERD_NAME": true, "MOSH_HERD_DIR": true, herd.EnvNonce: true, herd.EnvBin: true}
 	for _, k := range strip {
 		drop[k] = true
 	}
@@ -180,7 +183,11 @@ func memberEnv(callerEnv []string, strip []string, name, herdDir string) []strin
 		// output. Only added when the caller has none.
 		out = append(out, "TERM=xterm-256color")
 	}
-	return append(out, "MOSH_HERD_NAME="+name, "MOSH_HERD_DIR="+herdDir)
+	out = append(out, "MOSH_HERD_NAME="+name, "MOSH_HERD_DIR="+herdDir)
+	if self != "" {
+		out = append(out, herd.EnvBin+"="+self)
+	}
+	return out
 }
 
 // startMember launches ls under a new pty. The member is not yet registered with the daemon.
@@ -190,7 +197,7 @@ func (d *daemon) startMember(ls launchSpec) (*member, error) {
 		cols, rows = herd.DefaultCols, herd.DefaultRows
 	}
 	m := &member{
-		d: d, name: ls.name, engine: ls.engine, spec: ls.spec, known: ls.known, bin: ls.bin, args: ls.args, cwd: ls.cwd,
+		d: d, name: ls.name, engine: ls.engine, spec: ls.spec, known: ls.known, bin: ls.bin, args: ls.args, env: ls.env, cwd: ls.cwd,
 		autonomous: ls.autonomous, created: ls.created, cols: cols, rows: rows, ptyProc: &ptyProc{},
 		attached: map[*attachment]struct{}{}, readDone: make(chan struct{}), exitDone: make(chan struct{}), queueWake: make(chan struct{}, 1),
 		settleWake: make(chan struct{}, 1),
@@ -216,7 +223,7 @@ func (d *daemon) startMember(ls launchSpec) (*member, error) {
 	cmd.Path = ls.bin
 	cmd.Dir = ls.cwd
 	m.nonce = newNonce()
-	cmd.Env = append(memberEnv(ls.env, ls.spec.StripEnv, ls.name, d.dir), herd.EnvNonce+"="+m.nonce)
+	cmd.Env = append(memberEnv(ls.env, ls.spec.StripEnv, ls.name, d.dir, d.self), herd.EnvNonce+"="+m.nonce)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
 	if err := cmd.Start(); err != nil {
@@ -485,4 +492,14 @@ func (m *member) stateSinceLocked() time.Time {
 		return m.created
 	}
 	return m.stateSince
+}
+
+// selfBinary is the absolute path of the binary this process runs as, symlinks resolved (the
+// ./bin/mosh of the Quick start, a mosh behind a package manager's link).
+func selfBinary() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(exe)
 }

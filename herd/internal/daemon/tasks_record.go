@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
@@ -66,6 +67,9 @@ type openTask struct {
 	endPending bool
 	grace      *time.Timer
 	final      string // the engine's final message from a hook, once it sent one
+	// failure: the engine reported the turn failed (the engines table's failures: Claude's
+	// StopFailure): the task ends failed with the error as its artifact.
+	failure *turnFailure
 	// interrupted: Escape or Ctrl-C was sent while the task ran (noteKeys).
 	interrupted bool
 	// earlier is the output of the task's earlier turns, when follow-ups continued it, each
@@ -92,8 +96,14 @@ func firstLineOf(s string) string {
 // becomes its artifact.
 type closedTask struct {
 	id      string
-	hook    bool   // its artifact already is the engine's own message
+	hook    bool   // its artifact already is the engine's own message (or its error)
+	failed  bool   // it ended failed: a wait that starts now ends (exit 3), as for a remote's
 	earlier string // its earlier turns' output (openTask.earlier), kept in front of a late message
+}
+
+// turnFailure is an engine's own word that its turn failed: the hook event and the error.
+type turnFailure struct {
+	event, err string
 }
 
 // finalMessage extracts the engine's own final message from a hook payload through the engines
@@ -322,7 +332,7 @@ func (d *daemon) closeTaskLocked(m *member, t *openTask, ev *herd.Event, op *led
 	m.task = nil
 	ev.TaskEnded = true
 	op.closeID, op.art = t.id, d.artifactLocked(m, t)
-	m.lastClosed = &closedTask{id: t.id, hook: op.art.Source == ledger.SourceHook, earlier: t.earlier}
+	m.lastClosed = &closedTask{id: t.id, hook: op.art.Source == ledger.SourceHook || t.failure != nil, earlier: t.earlier}
 	switch {
 	case exited && m.killing:
 		ev.TaskState = ledger.StateCanceled
@@ -331,6 +341,12 @@ func (d *daemon) closeTaskLocked(m *member, t *openTask, ev *herd.Event, op *led
 		// The process died before the turn ended: the task failed, with the exit code.
 		ev.TaskState = ledger.StateFailed
 		op.end = &ledger.Transition{State: ledger.StateFailed, Authority: herd.AuthorityRuntime, Note: op.tr.Note}
+	case t.failure != nil:
+		// The engine said its turn failed (an API error): the member is at rest, the task failed.
+		ev.TaskState = ledger.StateFailed
+		op.end = &ledger.Transition{State: ledger.StateFailed, Authority: herd.AuthorityHook,
+			Note: "the engine's turn failed (" + t.failure.event + "): " + clip(t.failure.err, 200)}
+		m.lastClosed.failed = true
 	case t.interrupted && ev.Authority != herd.AuthorityHook:
 		// The turn was cut short by Escape / Ctrl-C: it did not end on its own.
 		ev.TaskState = ledger.StateInterrupted
@@ -402,6 +418,7 @@ func (d *daemon) hookArrived(m *member, payload []byte) {
 	table := d.engines.Table()
 	msg := finalMessage(table, m.engine, payload)
 	turnStart := table.TurnStart(m.engine, payload)
+	failedOn, failure := table.TurnFailure(m.engine, payload)
 	d.state.lock()
 	defer d.state.unlock()
 	m.hooked = true
@@ -416,6 +433,9 @@ func (d *daemon) hookArrived(m *member, payload []byte) {
 	// clears the mark once the report was applied.
 	late := t != nil && m.lateHookLocked(t)
 	m.staleHook = late
+	if failedOn != "" && t != nil && t.typed && !late {
+		t.failure = &turnFailure{event: failedOn, err: failure}
+	}
 	if msg == "" || d.tasks == nil {
 		return
 	}
@@ -438,8 +458,13 @@ func (d *daemon) hookArrived(m *member, payload []byte) {
 // artifactLocked is what the task came back with (see the top of this file). The caller holds
 // the state lock; the screen has its own.
 func (d *daemon) artifactLocked(m *member, t *openTask) ledger.Artifact {
-	art := ledger.Artifact{Text: t.final, Source: ledger.SourceHook}
-	if t.final == "" {
+	var art ledger.Artifact
+	switch {
+	case t.failure != nil:
+		art = ledger.Artifact{Text: t.failure.err, Source: ledger.SourceError}
+	case t.final != "":
+		art = ledger.Artifact{Text: t.final, Source: ledger.SourceHook}
+	default:
 		art = m.kind.artifactLocked(t)
 	}
 	if t.earlier != "" {
@@ -464,13 +489,49 @@ func screenDelta(m *member, t *openTask) string {
 	}
 	_, rows := m.size()
 	n := min(max(0, grown)+rows, screenDeltaMaxLines+rows)
-	now := strings.Split(m.scr.Text(n), "\n")
+	now := withoutChrome(m, strings.Split(m.scr.Text(n), "\n"))
 	kept := subtractLines(now, t.baseLines)
 	out := strings.Join(trimBlank(kept), "\n")
 	if strings.TrimSpace(out) == "" {
 		// Nothing new is visible (e.g. the answer was redrawn in place of identical lines):
 		// the current screen is the best evidence there is.
 		return strings.Join(trimBlank(now), "\n")
+	}
+	return out
+}
+
+// withoutChrome drops the engine's chrome (the engines table's chrome regions: the input box, the
+// footer) from text, the history and screen lines ending with the visible screen, when the screen
+// is at rest (idle or done: with a dialog up or a turn running, the box and footer are not where
+// the regions expect them). Text that no longer ends with the screen (it changed meanwhile) is
+// kept whole.
+func withoutChrome(m *member, text []string) []string {
+	table := m.d.engines.Table()
+	e, ok := table.Lookup(m.engine)
+	if !ok || len(e.Chrome) == 0 {
+		return text
+	}
+	snap := m.scr.Snapshot()
+	rows := e.ChromeRows(snap)
+	if rows == nil {
+		return text
+	}
+	if rd := table.Classify(m.engine, snap); rd.State != state.Idle && rd.State != state.Done {
+		return text
+	}
+	lines := snap.Lines
+	for len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	off := len(text) - len(lines)
+	if off < 0 || !slices.Equal(text[off:], lines) {
+		return text
+	}
+	out := append([]string(nil), text[:off]...)
+	for i, l := range lines {
+		if i >= len(rows) || !rows[i] {
+			out = append(out, l)
+		}
 	}
 	return out
 }
