@@ -19,7 +19,7 @@ func TestRedactURLNeverShowsTheSecret(t *testing.T) {
 		"https://hooks.slack.com/services/T0000/B0000/XXXXXXXXsecret": "https://hooks.slack.com/ser…/T00…/B00…/XXX…",
 		"https://ntfy.sh/my-private-topic":                            "https://ntfy.sh/my-…",
 		"https://user:pw@example.com/a?token=abc":                     "https://example.com/•?…",
-		"not a url":                                                   "(unparsable URL)",
+		"not a url": "(unparsable URL)",
 	} {
 		got := herd.RedactURL(raw)
 		if got != want {
