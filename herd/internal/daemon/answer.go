@@ -168,6 +168,13 @@ func (d *daemon) pressAnswer(ctx context.Context, m *member, given string, a sta
 	if _, err := term.writePresses(ctx, presses); err != nil {
 		return task, err
 	}
+	// As for a typed answer (typeNow): until the engine repaints, the member reads working, so a
+	// wait right after the answer is not answered with the question it just answered.
+	if task != "" {
+		d.promptTyped(m, task)
+	}
+	m.trk.Prompted(time.Now())
+	d.refresh(m, false)
 	return task, nil
 }
 
