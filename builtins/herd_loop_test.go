@@ -175,6 +175,8 @@ func TestHerdBuiltinsNeverBlockTheLoop(t *testing.T) {
 		{"herdTask", herd.MethodTask, `herdTask("t-1")`},
 		{"herdRemoteAdd", herd.MethodRemoteAdd, `herdRemoteAdd("far", "http://127.0.0.1:9/", {force: true})`},
 		{"herdRemoteRemove", herd.MethodRemoteRemove, `herdRemoteRemove("far")`},
+		{"notify", herd.MethodNotifySend, `notify("hi")`},
+		{"ask", herd.MethodAsk, `ask("ok?", {timeout: "1h"})`},
 	}
 	// herdHookPlans and herdEngine read the engines table, no daemon (see TestHerdRuleHoldsForEveryHerdVerb).
 	covered := map[string]bool{"herdHookPlans": true, "herdEngine": true}

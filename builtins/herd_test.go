@@ -142,6 +142,8 @@ func TestDryRunKeepsEveryVerbsReturnType(t *testing.T) {
 		"herdSendKeys":     `herdSendKeys("api", "Enter")`,
 		"herdRemoteAdd":    `herdRemoteAdd("far", "http://127.0.0.1:9/")`,
 		"herdRemoteRemove": `herdRemoteRemove("far")`,
+		"notify":           `notify("hi")`,
+		"ask":              `ask("ok?")`,
 		"gradient":         `gradient("--version")`,
 		"ai":               `ai("hello")`,
 	}

@@ -32,6 +32,8 @@ type Config struct {
 	StdoutTTY bool
 	// StderrTTY: stderr is a terminal (isTerminal("stderr"): a script may redraw a progress line).
 	StderrTTY bool
+	// StdinTTY: stdin is a terminal (ask() asks inline there, with StderrTTY).
+	StdinTTY bool
 	// ShCapture bounds each stream sh captures, in bytes; 0 means DefaultShCapture.
 	ShCapture int
 
@@ -215,8 +217,11 @@ func (in *install) wrap(v *Verb) func(goja.FunctionCall) goja.Value {
 			}
 			fmt.Fprintf(in.cfg.Stderr, "  ▶ %s(%s) → %s\n", v.Name, formatArgs(fc.Arguments), would)
 			res := act.DryRun
-			if res == nil {
+			switch res.(type) {
+			case nil:
 				res = map[string]any{"ok": true, "dryRun": true}
+			case dryRunNull:
+				res = nil
 			}
 			if v.Async || v.Promise {
 				p, resolve, _ := vm.NewPromise()

@@ -82,6 +82,11 @@ type Action struct {
 	Would string
 }
 
+// DryRunNull as Action.DryRun makes a dry run resolve null (ask(): no reply).
+var DryRunNull any = dryRunNull{}
+
+type dryRunNull struct{}
+
 // EmptyList is the Empty of read verbs that list things: they return [] on failure.
 var EmptyList = []any{}
 

@@ -802,7 +802,8 @@ type MemberStats struct {
 	// TotalsMs is the time spent in each state (from each transition to the next, the last
 	// running until now).
 	TotalsMs map[string]int64 `json:"totalsMs"`
-	// HumanLatencyMs is the time spent blocked: waiting on a person, not on the model.
+	// HumanLatencyMs is the time spent blocked: waiting on a person, not on the model (`herd stats`
+	// shows it as "waiting on you").
 	HumanLatencyMs   int64 `json:"humanLatencyMs"`
 	BlockedSpells    int   `json:"blockedSpells"`
 	Tasks            int   `json:"tasks"`            // submitted in the window

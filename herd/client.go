@@ -1067,7 +1067,7 @@ func (c *Client) Log(ctx context.Context, member string, since time.Time) (*LogR
 	return &r, nil
 }
 
-// Stats reports time in each state (blocked time as human latency), task count and median task
+// Stats reports time in each state (blocked time as human latency: waiting on you), task count and median task
 // duration since the given time, for one member or (member "") every member plus a herd total.
 func (c *Client) Stats(ctx context.Context, member string, since time.Time) (*StatsResult, error) {
 	p := StatsParams{Name: member}

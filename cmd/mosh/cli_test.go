@@ -585,6 +585,7 @@ func TestEveryVerbThatPrintsTakesJSON(t *testing.T) {
 		"mosh run":         "a script's output is the script's",
 		"mosh herd daemon": "--foreground runs the daemon; status and stop take --json",
 		"mosh herd remote": "prints its subcommands' help",
+		"mosh herd notify": "prints its subcommands' help",
 	}
 	s := newSandbox(t)
 	o := s.run("", "commands", "--json")

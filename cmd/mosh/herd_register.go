@@ -24,6 +24,8 @@ var herdVerbs = []herdVerb{
 	{names: []string{"read"}, sub: true, build: (*herdCLI).readCmd},
 	{names: []string{"send-keys"}, sub: true, build: (*herdCLI).sendKeysCmd},
 	{names: []string{"answer"}, sub: true, build: (*herdCLI).answerCmd},
+	{names: []string{"reply"}, sub: true, build: (*herdCLI).replyCmd},
+	{names: []string{"notify"}, sub: true, build: (*herdCLI).notifyCmd},
 	{names: []string{"interrupt"}, sub: true, build: (*herdCLI).interruptCmd},
 	{names: []string{"wait"}, sub: true, top: true, build: (*herdCLI).waitCmd},
 	{names: []string{"kill"}, sub: true, top: true, build: (*herdCLI).killCmd},

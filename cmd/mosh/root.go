@@ -404,6 +404,7 @@ func (c *cli) runScriptWithStdin(ctx context.Context, s runtime.Script, args []s
 	cfg := builtins.Config{
 		Args: args, Env: env, Max: c.max, DryRun: c.dryRun, Flags: flags,
 		Stdout: c.gs.Stdout, Stderr: c.gs.Stderr, StdoutTTY: c.gs.StdoutTTY, StderrTTY: c.gs.StderrTTY,
+		StdinTTY: c.gs.StdinTTY,
 	}
 	return runtime.Run(ctx, s, runtime.Options{
 		Args: args, Env: env, Stdin: stdin, Stdout: c.gs.Stdout, Stderr: c.gs.Stderr,

@@ -366,7 +366,7 @@ func (h *herdCLI) statsCmd() *cobra.Command {
 	var since string
 	cmd := &cobra.Command{
 		Use:   "stats [NAME] [--since D]",
-		Short: "time in each state (blocked = human latency), task count and median task duration",
+		Short: "time in each state (blocked = waiting on you), task count and median task duration",
 		Example: `  mosh herd stats                     # every member and the herd total
   mosh herd stats api --since 24h --json`,
 		Args: cobra.MaximumNArgs(1),
@@ -410,7 +410,7 @@ func (h *herdCLI) writeStats(r *herd.StatsResult) error {
 		}
 		return nil
 	}
-	tb := newTable("name", "tasks", "median", "working", "human latency", "idle", "done", "unknown", "gone", "other")
+	tb := newTable("name", "tasks", "median", "working", "waiting on you", "idle", "done", "unknown", "gone", "other")
 	row := func(s herd.MemberStats, name string) {
 		cells := []cell{{Text: name, Color: ansiBold}, plain(strconv.Itoa(s.Tasks)), plain(st.dur(s.MedianDurationMs))}
 		var other int64
@@ -450,8 +450,17 @@ func (h *herdCLI) writeStats(r *herd.StatsResult) error {
 			sum = *r.Total
 		}
 		if sum.HumanLatencyMs > 0 {
-			_, err := fmt.Fprintln(h.stdout, st.paint(ansiYellow, fmt.Sprintf("human latency: %s blocked over %d spell(s) — time the herd waited on a person",
-				fmtDur(sum.HumanLatencyMs), sum.BlockedSpells)))
+			var who []string
+			for _, s := range ms {
+				if s.HumanLatencyMs > 0 && len(ms) > 1 {
+					who = append(who, s.Name+" "+fmtDur(s.HumanLatencyMs))
+				}
+			}
+			line := fmt.Sprintf("waiting on you: %s over %d blocked spell(s)", fmtDur(sum.HumanLatencyMs), sum.BlockedSpells)
+			if len(who) > 0 {
+				line += " (" + strings.Join(who, ", ") + ")"
+			}
+			_, err := fmt.Fprintln(h.stdout, st.paint(ansiYellow, line+" — time the herd waited on a person"))
 			return err
 		}
 	}

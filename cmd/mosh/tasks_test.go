@@ -174,9 +174,23 @@ func TestTaskTablesOnATerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	s = out.String()
-	for _, want := range []string{"HUMAN LATENCY", "1h00m", "10m00s", "1m30s", "over 2 spell(s)"} {
+	for _, want := range []string{"WAITING ON YOU", "1h00m", "10m00s", "1m30s", "waiting on you: 10m00s over 2 blocked spell(s)"} {
 		if !strings.Contains(s, want) {
 			t.Fatalf("stats table lacks %q:\n%s", want, s)
+		}
+	}
+	// The herd: each member's waiting-on-you time and the herd's sum.
+	out.Reset()
+	web := herd.MemberStats{Name: "web", TotalsMs: map[string]int64{"blocked": 120_000}, HumanLatencyMs: 120_000, BlockedSpells: 1}
+	total := herd.MemberStats{TotalsMs: map[string]int64{"blocked": 720_000}, HumanLatencyMs: 720_000, BlockedSpells: 3}
+	st = &herd.StatsResult{Members: []herd.MemberStats{st.Members[0], web}, Total: &total}
+	if err := h.writeStats(st); err != nil {
+		t.Fatal(err)
+	}
+	s = out.String()
+	for _, want := range []string{"(herd)", "waiting on you: 12m00s over 3 blocked spell(s) (api 10m00s, web 2m00s)"} {
+		if !strings.Contains(s, want) {
+			t.Fatalf("herd stats lack %q:\n%s", want, s)
 		}
 	}
 }

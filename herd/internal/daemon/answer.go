@@ -151,6 +151,7 @@ func (d *daemon) pressAnswer(ctx context.Context, m *member, given string, a sta
 	}
 	task := ""
 	d.state.lock()
+	m.answerPending = true // this question has its answer: another is refused until a new one shows (hAnswer)
 	if m.task != nil && m.task.id != "" && m.task.typed && d.tasks != nil {
 		task = m.task.id
 		tr := ledger.Transition{At: time.Now(), State: m.reading.State, Kind: m.reading.BlockedOn, Authority: answeredBy(by),
@@ -168,7 +169,28 @@ func (d *daemon) pressAnswer(ctx context.Context, m *member, given string, a sta
 	if _, err := term.writePresses(ctx, presses); err != nil {
 		return task, err
 	}
+	// As for a typed answer (typeNow): until the engine repaints, the member reads working, so a
+	// wait right after the answer is not answered with the question it just answered.
+	if task != "" {
+		d.promptTyped(m, task)
+	}
+	m.trk.Prompted(time.Now())
+	d.refresh(m, false)
 	return task, nil
+}
+
+// stillAsking refuses an answer to a member that no longer asks: it left blocked, or another
+// answer went to its question (or is being typed) and the engine has not drawn a new one.
+func (d *daemon) stillAsking(m *member) (err error) {
+	d.withState(func() { err = d.stillAskingLocked(m) })
+	return err
+}
+
+func (d *daemon) stillAskingLocked(m *member) error {
+	if m.typing != "" || m.reading.State != herd.StateBlocked || m.answerPending {
+		return exitcode.New(exitcode.Usage, "%s was answered meanwhile (it reads %s): nothing was typed; see `mosh ps %s --json`", m.name, m.reading.State, m.name)
+	}
+	return nil
 }
 
 func hAnswer(ctx context.Context, sc *serverConn, params json.RawMessage) (any, error) {
@@ -190,6 +212,9 @@ func hAnswer(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 	if err := d.awaitQuestion(ctx, m, "answer"); err != nil {
 		return nil, err
 	}
+	if err := d.stillAsking(m); err != nil {
+		return nil, err
+	}
 	a, err := d.resolveAnswer(m, p.Answer)
 	if err != nil {
 		return nil, err
@@ -207,7 +232,15 @@ func hAnswer(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 		res.Task, res.Text = out.(herd.PromptResult).Task, a.Text
 		return res, nil
 	}
-	d.withState(func() { m.typing = "-" })
+	// One answer at a time: a second one, checked against the same question, would land in what
+	// the engine shows after the first (an input box, the next dialog).
+	d.state.lock()
+	if err := d.stillAskingLocked(m); err != nil {
+		d.state.unlock()
+		return nil, err
+	}
+	m.typing = "-"
+	d.state.unlock()
 	task, err := d.pressAnswer(ctx, m, p.Answer, a, p.By)
 	d.doneTyping(m)
 	if err != nil {

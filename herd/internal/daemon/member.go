@@ -108,6 +108,9 @@ type member struct {
 	// reads blocked (a later Notification's payload says less).
 	question  *herd.Question
 	hookAsked *state.Asked
+	// answerPending: a keys answer went to the question on screen (answer.go); another answer is
+	// refused until the member leaves blocked or its screen draws a dialog anew.
+	answerPending bool
 
 	// ignored are the last reports not applied (reporter.go), for explain.
 	ignored []herd.IgnoredReport
@@ -330,6 +333,7 @@ func (m *member) onSettled(snap screen.Snapshot) {
 			m.menuSince = time.Time{}
 		case m.menuSince.IsZero():
 			m.menuSince = now
+			m.answerPending = false // a dialog drawn anew asks again
 		}
 	})
 	m.d.refresh(m, true)

@@ -380,6 +380,9 @@ func hPrompt(ctx context.Context, sc *serverConn, params json.RawMessage) (any, 
 			return nil, err
 		}
 		if len(a.Keys) > 0 {
+			if err := d.stillAsking(m); err != nil {
+				return nil, err
+			}
 			keys = &a
 		}
 	}

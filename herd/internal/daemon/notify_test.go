@@ -176,6 +176,19 @@ func TestNotifyBadInput(t *testing.T) {
 	}
 	_, err = h.c.NotifyTest(h.ctx, "")
 	wantCode(t, err, exitcode.Infra)
+	// doctor names each sink's last error, and whether a desktop notifier is available.
+	dr, err := h.c.Doctor(h.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sinkLine, desktopLine bool
+	for _, c := range dr.Checks {
+		sinkLine = sinkLine || (c.Name == "notify n1" && c.Level == "warn" && strings.Contains(c.Detail, "last error") && strings.Contains(c.Fix, "notify test n1"))
+		desktopLine = desktopLine || c.Name == "notify desktop"
+	}
+	if !sinkLine || !desktopLine {
+		t.Fatalf("doctor's notify lines: %+v", dr.Checks)
+	}
 }
 
 // ask() resolves with a herd reply; a reply that is not an option is refused and the ask stays

@@ -43,7 +43,7 @@ func (d *daemon) readQuestion(m *member, now time.Time) askedNow {
 func (d *daemon) setQuestionLocked(m *member, fused herd.Reading, a askedNow) (*herd.Question, bool) {
 	if fused.State != herd.StateBlocked {
 		changed := m.question != nil
-		m.question, m.hookAsked = nil, nil
+		m.question, m.hookAsked, m.answerPending = nil, nil, false
 		return nil, changed
 	}
 	if a.hook != nil {

@@ -209,3 +209,47 @@ func TestAnswerPermissionWords(t *testing.T) {
 		t.Fatalf("prompt --answer yes: %+v %v", r, err)
 	}
 }
+
+// Two answers at once: one is pressed, the other refused (never typed into what follows); an
+// answer to a member that is gone is refused too.
+func TestAnswerTwoAtOnceAndGone(t *testing.T) {
+	h := newParallelHerd(t)
+	env := fakeEnv(t, "claude", true)
+	if _, err := h.c.Start(h.ctx, herd.StartParams{Engine: "claude", Name: "a2", Env: env}); err != nil {
+		t.Fatal(err)
+	}
+	h.wait("a2", herd.StateIdle)
+	if _, err := h.c.Prompt(h.ctx, "a2", "ask me", herd.PromptOptions{Wait: true, States: []string{"blocked"}, Timeout: testTimeout}); err != nil {
+		t.Fatal(err)
+	}
+	waitQuestion(t, h, "a2", hasOptions(4))
+	errs := make(chan error, 2)
+	for _, a := range []string{"1", "2"} {
+		go func() {
+			_, err := h.c.Answer(h.ctx, "a2", a, "tester")
+			errs <- err
+		}()
+	}
+	var ok, refused int
+	for range 2 {
+		if err := <-errs; err == nil {
+			ok++
+		} else if exitcode.Of(err) == exitcode.Usage {
+			refused++
+		} else {
+			t.Fatalf("second answer: %v", err)
+		}
+	}
+	if ok != 1 || refused != 1 {
+		t.Fatalf("two answers at once: %d pressed, %d refused", ok, refused)
+	}
+	h.wait("a2", herd.StateDone)
+	if _, err := h.c.Prompt(h.ctx, "a2", "exit 0", herd.PromptOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.wait("a2", herd.StateGone)
+	_, err := h.c.Answer(h.ctx, "a2", "1", "tester")
+	if err == nil {
+		t.Fatal("an answer to a gone member was accepted")
+	}
+}

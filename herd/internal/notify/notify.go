@@ -398,9 +398,30 @@ func (n *Notifier) Test(id string, nt herd.Notification) ([]herd.SinkTest, error
 			r.Error = err.Error()
 			n.opts.Logf("notify: sink %s (%s): test: %v", s.ID, Target(s), err)
 		}
+		n.record(s.ID, err)
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// record counts a test delivery in the sink's record (doctor's last delivery and last error).
+func (n *Notifier) record(id string, err error) {
+	n.mu.Lock()
+	w := n.workers[id]
+	n.mu.Unlock()
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := time.Now().UnixMilli()
+	if err != nil {
+		w.st.Failed++
+		w.st.LastError, w.st.LastErrorMs = err.Error(), now
+		return
+	}
+	w.st.Delivered++
+	w.st.LastDelivered = now
 }
 
 // deliver makes one attempt, bounded by the timeout.
