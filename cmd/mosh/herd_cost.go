@@ -1,3 +1,5 @@
+//go:build !windows
+
 package main
 
 // `mosh herd cost`: tokens and money per member and per task, read from the engines' own records

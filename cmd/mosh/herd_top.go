@@ -1,3 +1,5 @@
+//go:build !windows
+
 package main
 
 // `mosh herd top`: the herd's live view in a terminal (the model is cmd/mosh/top). This file

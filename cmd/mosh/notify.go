@@ -1,3 +1,5 @@
+//go:build !windows
+
 package main
 
 // `mosh herd notify add|list|remove|test` and `mosh herd reply`: thin adapters over herd.Client's
