@@ -18,11 +18,15 @@ import (
 // DefaultMax bounds how many times `alive` reads true when --max is not given (moshcode's default).
 const DefaultMax = 3
 
+// NoMax as Config.Max lifts the cap: alive reads true until the script stops it (--max 0, for
+// overnight loops).
+const NoMax = -1
+
 // Config is what one run's vocabulary needs to know.
 type Config struct {
 	Args   []string          // argv; default the VU's Args
 	Env    map[string]string // env, and the base environment of sh; default the VU's Env
-	Max    int               // alive reads true this many times; 0 means DefaultMax
+	Max    int               // alive reads true this many times; 0 means DefaultMax, NoMax no cap
 	DryRun bool              // side-effecting verbs narrate instead of acting
 	Flags  map[string]any    // a script verb's parsed flags (JS-ready values)
 	Stdout io.Writer         // say, table; default the VU's Stdout
@@ -50,7 +54,7 @@ func Install(vu runtime.VU, cfg Config) error {
 	if in.cfg.Env == nil {
 		in.cfg.Env = vu.Env()
 	}
-	if in.cfg.Max <= 0 {
+	if in.cfg.Max == 0 {
 		in.cfg.Max = DefaultMax
 	}
 	if in.cfg.Stdout == nil {
