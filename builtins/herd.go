@@ -31,9 +31,14 @@ const herdWaitDefaultTimeout = 30 * time.Minute
 
 // herdSession is one script run's connection to the herd.
 type herdSession struct {
-	env     []string
-	dryRun  bool
-	connect sync.Mutex // serialises the first connect (a daemon start may take a moment)
+	env    []string
+	dryRun bool
+	// beforeLaunch is Config.beforeLaunch (a test seam).
+	beforeLaunch func(ctx context.Context)
+	connect      sync.Mutex // serialises the first connect (a daemon start may take a moment)
+
+	closeOnce sync.Once
+	launches  sync.WaitGroup // temporary members' starts in flight (launch)
 
 	mu     sync.Mutex
 	client *herd.Client
@@ -51,13 +56,17 @@ func herdSessionFor(c *Call) *herdSession {
 	in.herdOnce.Do(func() {
 		s := newHerdSession(in.cfg)
 		in.herd = s
+		// Closed as soon as the run's context ends (Ctrl-C: the kill of its temporary members
+		// starts at once), and the run waits for that close before it returns (OnEnd), so a
+		// process that exits right after leaves no member behind.
 		context.AfterFunc(in.vu.Context(), s.close)
+		in.vu.OnEnd(s.close)
 	})
 	return in.herd
 }
 
 func newHerdSession(cfg Config) *herdSession {
-	s := &herdSession{dryRun: cfg.DryRun}
+	s := &herdSession{dryRun: cfg.DryRun, beforeLaunch: cfg.beforeLaunch}
 	for k, v := range cfg.Env {
 		s.env = append(s.env, k+"="+v)
 	}
@@ -80,24 +89,77 @@ func (s *herdSession) getenv(key string) string {
 	return ""
 }
 
+// close ends the run's herd session: it waits for the temporary members' starts still in flight
+// (a Ctrl-C that lands mid-start does not stop the start, so the member is known and killed),
+// kills the temporary members and closes the connection. The first call does the work; a second
+// (the run's end after the early close on its context) waits for it.
 func (s *herdSession) close() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.closed = true
-	if s.client != nil && len(s.temps) > 0 {
-		names := make([]string, 0, len(s.temps))
-		for n := range s.temps {
-			names = append(names, n)
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		s.mu.Unlock()
+		s.launches.Wait()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.client != nil && len(s.temps) > 0 {
+			names := make([]string, 0, len(s.temps))
+			for n := range s.temps {
+				names = append(names, n)
+			}
+			s.temps = nil
+			ctx, cancel := context.WithTimeout(context.Background(), tempKillBound)
+			_, _ = s.client.Kill(ctx, names, false)
+			cancel()
 		}
-		s.temps = nil
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		_, _ = s.client.Kill(ctx, names, false)
-		cancel()
+		if s.client != nil {
+			s.client.Close()
+			s.client = nil
+		}
+	})
+}
+
+// tempKillBound bounds the kill of a run's temporary members at its end, and launchBound a
+// temporary member's start once the run is interrupted: a daemon that does not answer does not
+// hang the process.
+const (
+	tempKillBound = 10 * time.Second
+	launchBound   = time.Minute
+)
+
+// launch starts a member for herdStart. A temporary member's start is not cut short by the
+// run's end (Ctrl-C mid-start would lose the name of a member the daemon starts anyway): it runs
+// to its answer, bounded by launchBound, and the member is recorded so the run's end kills it.
+func (s *herdSession) launch(ctx context.Context, cl *herd.Client, p herd.StartParams, temporary bool) (*herd.Member, error) {
+	if !temporary {
+		return cl.Start(ctx, p)
 	}
-	if s.client != nil {
-		s.client.Close()
-		s.client = nil
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, exitcode.New(exitcode.Interrupted, "the script ended before %s was started", p.Engine)
 	}
+	s.launches.Add(1)
+	s.mu.Unlock()
+	defer s.launches.Done()
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), launchBound)
+	defer cancel()
+	if s.beforeLaunch != nil {
+		s.beforeLaunch(ctx)
+	}
+	m, err := cl.Start(lctx, p)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if s.temps == nil {
+		s.temps = map[string]bool{}
+	}
+	s.temps[m.Name] = true
+	s.mu.Unlock()
+	if ctx.Err() != nil {
+		return nil, exitcode.New(exitcode.Interrupted, "the script ended while %s was starting: it is killed", m.Name)
+	}
+	return m, nil
 }
 
 // get returns the run's client. start=false never starts a daemon: (nil, error) when none runs.
@@ -381,16 +443,7 @@ func init() {
 					if err != nil {
 						return launched(nil, err), nil
 					}
-					m, err := cl.Start(ctx, herd.StartParams{Engine: engine, Name: name, Cwd: absPath(cwd), Agent: agent, Args: args, Env: s.env})
-					if err == nil && temporary {
-						s.mu.Lock()
-						if s.temps == nil {
-							s.temps = map[string]bool{}
-						}
-						s.temps[m.Name] = true
-						s.mu.Unlock()
-					}
-					return launched(m, err), nil
+					return launched(s.launch(ctx, cl, herd.StartParams{Engine: engine, Name: name, Cwd: absPath(cwd), Agent: agent, Args: args, Env: s.env}, temporary)), nil
 				},
 			}, nil
 		},

@@ -3,10 +3,12 @@ package builtins
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
 	"github.com/mosh-dev/mosh/herd/herdd"
 	"github.com/mosh-dev/mosh/herd/remote/remotetest"
@@ -155,5 +157,71 @@ console.log("list", (await herdList()).map(m => m.name).join(","))
 	}
 	if got := strings.Split(strings.TrimSpace(r.stdout), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("stdout:\n%s\nwant:\n%s\nstderr: %s", r.stdout, strings.Join(want, "\n"), r.stderr)
+	}
+}
+
+// TestInterruptMidStartKillsTheMember: Ctrl-C that lands while herdStart({temporary}) is on its
+// way to the daemon (the seam cancels the run right before the request is sent) still leaves no
+// member behind: the start goes through, the member is killed as soon as it exists, and the run
+// returns (130) only after the kill, so a process exiting right after cuts nothing short.
+func TestInterruptMidStartKillsTheMember(t *testing.T) {
+	env := herdDaemon(t)
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "claude"), []byte("#!/bin/sh\nexec cat\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env["PATH"] = bin + ":" + env["PATH"]
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a failsafe, not a speed claim
+	defer cancel()
+	cl, err := herd.Connect(ctx, herd.ConnectOptions{Home: env["MOSH_HOME"], NoStart: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	sub, err := cl.Subscribe(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+
+	runCtx2, interrupt := context.WithCancel(ctx)
+	launches := 0
+	cfg := Config{Env: env, beforeLaunch: func(launch context.Context) {
+		if launches++; launches == 1 {
+			return // temp0 starts as usual
+		}
+		interrupt() // Ctrl-C, with temp1's start request not sent yet
+		<-launch.Done()
+	}}
+	r := runCtx(t, runCtx2, `
+const r0 = await herdStart("claude", {name: "temp0", temporary: true})
+if (!r0.ok) throw new Error(r0.error)
+await herdStart("claude", {name: "temp1", temporary: true})
+console.log("never: the run was interrupted")
+`, cfg, 0)
+	if exitcode.Of(r.err) != exitcode.Interrupted {
+		t.Fatalf("run: %v (want 130)\nstdout: %s\nstderr: %s", r.err, r.stdout, r.stderr)
+	}
+	// The daemon started the member (the request was sent after the interrupt)…
+	for added := false; !added; {
+		select {
+		case ev, ok := <-sub.Events():
+			if !ok {
+				t.Fatalf("event stream ended: %v", sub.Err())
+			}
+			added = ev.Name == "temp1" && ev.Type == herd.EventAdded
+		case <-ctx.Done():
+			t.Fatal("the start never reached the daemon")
+		}
+	}
+	// …and by the time the run returned it was killed, as was temp0, started before.
+	list, err := cl.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range list {
+		if m.Alive {
+			t.Fatalf("%s is still running after the interrupted run returned: %+v", m.Name, m)
+		}
 	}
 }

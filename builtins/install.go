@@ -42,6 +42,9 @@ type Config struct {
 	// unrecordedAI runs ai() without its ledger task: BenchmarkAI's figure of ai() before it
 	// was recorded, measured in the same run as the recorded one. Nothing else sets it.
 	unrecordedAI bool
+	// beforeLaunch runs in herdStart's Go work right before the start request is sent:
+	// TestInterruptMidStartKillsTheMember lands Ctrl-C there. Nothing else sets it.
+	beforeLaunch func(ctx context.Context)
 }
 
 // Install defines every registered verb and the values argv, env, flags and alive on the VU's
