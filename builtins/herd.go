@@ -162,6 +162,15 @@ func (s *herdSession) launch(ctx context.Context, cl *herd.Client, p herd.StartP
 	return m, nil
 }
 
+// forgetTemps: names were killed; the run's end need not kill them.
+func (s *herdSession) forgetTemps(names []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, n := range names {
+		delete(s.temps, n)
+	}
+}
+
 // get returns the run's client. start=false never starts a daemon: (nil, error) when none runs.
 // A client whose daemon went away (stopped or killed mid-run) is replaced by a new connection.
 func (s *herdSession) get(ctx context.Context, start bool) (*herd.Client, error) {
@@ -215,6 +224,51 @@ func noDaemonError(home string, cause error) error {
 	}
 	return exitcode.Wrap(fmt.Errorf("no herd daemon answers for %s and none could be started (%w); "+
 		"check with `mosh herd doctor`, then start a member with `mosh herd run --name NAME -- CMD`", where, cause), exitcode.Infra)
+}
+
+// noMemberError is the rejection (code 3) of a verb given a name the roster does not list: never
+// started, or killed and forgotten. A typo must stop a script, not resolve {ok:false}, "gone" or
+// "". A member that existed and ended is still listed, and its verb resolves with its outcome.
+type noMemberError struct{ names []string }
+
+func (e *noMemberError) Error() string {
+	return fmt.Sprintf("no member named %s: see herdList() or `mosh ps` for the names", strings.Join(e.names, ", "))
+}
+
+// notListed returns the noMemberError for the names the roster does not list, or nil when every
+// name is listed (or the roster cannot be read: the verb's own answer stands). It is asked only
+// after the daemon answered gone (code 3), so a verb on a live member costs no extra call.
+func notListed(ctx context.Context, cl *herd.Client, names []string) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	list, err := cl.List(ctx)
+	if err != nil {
+		return nil
+	}
+	listed := make(map[string]bool, len(list))
+	for _, m := range list {
+		listed[m.Name] = true
+	}
+	var missing []string
+	for _, n := range names {
+		if !listed[n] {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return exitcode.Wrap(&noMemberError{missing}, exitcode.Gone)
+}
+
+// goneOrAbsent is notListed for a verb's error: nil unless err says gone (code 3) and a name is
+// not on the roster.
+func goneOrAbsent(ctx context.Context, cl *herd.Client, names []string, err error) error {
+	if exitcode.Of(err) != exitcode.Gone {
+		return nil
+	}
+	return notListed(ctx, cl, names)
 }
 
 // ---- wait -----------------------------------------------------------------------------------------
@@ -522,7 +576,9 @@ func init() {
 		Detail: "Text parts are joined by spaces. A member that is working or blocked queues the prompt\n" +
 			"({queued:true, position, behind: the task it waits for}); it is typed when the member is next idle\n" +
 			"or done. {answer:true} types into a blocked member at once (you are answering its question or menu\n" +
-			"on purpose). Follow with await herdWait(name).",
+			"on purpose). Follow with await herdWait(name).\n" +
+			"A name not on the roster (a typo; a member killed and forgotten) rejects with code 3; a member that\n" +
+			"exited resolves {ok:false, error, code: 3}.",
 		Bind: func(c *Call) (Action, error) {
 			name, err := nameArg(c, 0)
 			if err != nil {
@@ -567,6 +623,9 @@ func init() {
 					}
 					r, err := cl.Prompt(ctx, name, text, herd.PromptOptions{Answer: answer})
 					if err != nil {
+						if absent := goneOrAbsent(ctx, cl, []string{name}, err); absent != nil {
+							return nil, absent
+						}
 						out.Error, out.Code = errCode(err)
 						return out, nil
 					}
@@ -590,7 +649,9 @@ func init() {
 			"Right after herdPrompt the member reads working until its engine reacts, so the wait sees the new turn.\n" +
 			"Losers of {any} keep running. A timeout rejects with an error whose code is 2 (outcome\n" +
 			"\"timeout\"), and a member whose process exited (crashed, killed) rejects with code 3 (outcome\n" +
-			"\"ended\", e.exitCode), unless {nothrow:true}: then the current states are returned as usual.",
+			"\"ended\", e.exitCode), unless {nothrow:true}: then the current states are returned as usual.\n" +
+			"A name not on the roster (a typo; a member killed and forgotten before the wait) rejects with code 3,\n" +
+			"{nothrow} or not, unless states include \"gone\"; a member killed during the wait resolves \"gone\".",
 		Bind: func(c *Call) (Action, error) {
 			if !c.Given(0) {
 				return Action{}, c.Misuse("missing the member name")
@@ -670,6 +731,10 @@ func init() {
 						if res == nil || res.Outcome == "" {
 							return nil, werr // the wait itself failed: daemon gone, Ctrl-C
 						}
+						if absent := absentAtStart(ctx, cl, res); absent != nil {
+							werr = absent
+							return nil, werr
+						}
 						if (res.Outcome == herd.OutcomeTimeout || res.Outcome == herd.OutcomeEnded) && !nothrow {
 							// A timeout, or a member whose process died: a fan-out must see it.
 							return nil, werr
@@ -706,6 +771,8 @@ func init() {
 		Params: "name: string, opts?: { lines?: number }", Result: "",
 		Usage:   "herdRead(name, {lines})",
 		Summary: "the last lines of a member's screen and history, as a string (\"\" on error)",
+		Detail: "A member that exited still has its last screen. A name not on the roster (a typo; a member killed\n" +
+			"and forgotten) rejects with code 3 rather than resolving \"\".",
 		Bind: func(c *Call) (Action, error) {
 			name, err := nameArg(c, 0)
 			if err != nil {
@@ -736,6 +803,9 @@ func init() {
 				}
 				r, err := cl.Read(ctx, name, lines)
 				if err != nil {
+					if absent := goneOrAbsent(ctx, cl, []string{name}, err); absent != nil {
+						return nil, absent
+					}
 					return nil, err
 				}
 				return r.Screen, nil
@@ -790,6 +860,8 @@ func init() {
 		Params: "name: string | string[]", Result: killResult{},
 		Usage:   "herdKill(name | [names])",
 		Summary: "stop members and forget them → {ok, killed}; a remote member's open task is canceled instead ({canceled})",
+		Detail: "A member that exited is forgotten ({ok:true, killed}). A name not on the roster (a typo; killed\n" +
+			"already) rejects with code 3, after the other names were killed.",
 		Bind: func(c *Call) (Action, error) {
 			if !c.Given(0) {
 				return Action{}, c.Misuse("missing the member name")
@@ -820,14 +892,18 @@ func init() {
 					}
 					r, err := cl.Kill(ctx, names, false)
 					if err != nil {
+						if absent := goneOrAbsent(ctx, cl, names, err); absent != nil {
+							return nil, absent
+						}
 						out.Error, out.Code = errCode(err)
 						return out, nil
 					}
-					s.mu.Lock()
-					for _, n := range names {
-						delete(s.temps, n)
+					if len(r.Missing) > 0 {
+						// The others were killed; the names not on the roster still stop the script.
+						s.forgetTemps(names)
+						return nil, exitcode.Wrap(&noMemberError{r.Missing}, exitcode.Gone)
 					}
-					s.mu.Unlock()
+					s.forgetTemps(names)
 					if r.Killed != nil {
 						out.Killed = r.Killed
 					}
@@ -843,6 +919,8 @@ func init() {
 		Params: "name: string, ...keys: string[]", Result: keysResult{},
 		Usage:   "herdSendKeys(name, ...keys)",
 		Summary: "send keys to a member: \"Enter\", \"Escape\", \"C-c\", \"Up\", \"Tab\", digits, literal text → {ok, bytes}",
+		Detail: "A member that exited resolves {ok:false, error, code: 3}; a name not on the roster (a typo; a member\n" +
+			"killed and forgotten) rejects with code 3.",
 		Bind: func(c *Call) (Action, error) {
 			name, err := nameArg(c, 0)
 			if err != nil {
@@ -876,6 +954,9 @@ func init() {
 					}
 					r, err := cl.SendKeys(ctx, name, keys...)
 					if err != nil {
+						if absent := goneOrAbsent(ctx, cl, []string{name}, err); absent != nil {
+							return nil, absent
+						}
 						out.Error, out.Code = errCode(err)
 						return out, nil
 					}
@@ -885,6 +966,21 @@ func init() {
 			}, nil
 		},
 	})
+}
+
+// absentAtStart is the rejection of a wait on names the roster does not list: decided gone from
+// the start (Seq 0), gone not wanted. A member killed during the wait was listed, and resolves.
+func absentAtStart(ctx context.Context, cl *herd.Client, res *herd.WaitResult) error {
+	var maybe []string
+	for _, o := range res.Results {
+		if o.Outcome == herd.OutcomeGone && o.Seq == 0 {
+			maybe = append(maybe, o.Name)
+		}
+	}
+	if len(maybe) == 0 {
+		return nil
+	}
+	return notListed(ctx, cl, maybe)
 }
 
 // waitEntry is one member's result of herdWait on several names.

@@ -225,3 +225,74 @@ console.log("never: the run was interrupted")
 		}
 	}
 }
+
+// A name that is not on the roster (a typo) rejects with code 3 in every verb that names one
+// member, read verbs included: a script never goes on with {ok:false}, "gone" or "" and exits 0.
+// A member that existed and ended still resolves with its outcome.
+func TestHerdVerbsRejectANameNotOnTheRoster(t *testing.T) {
+	env := herdDaemon(t)
+	r := runCtx(t, context.Background(), `
+for (const [name, f] of [
+  ["herdPrompt", () => herdPrompt("ghost", "hi")],
+  ["herdKill", () => herdKill("ghost")],
+  ["herdKill list", () => herdKill(["ghost", "phantom"])],
+  ["herdSendKeys", () => herdSendKeys("ghost", "Enter")],
+  ["herdRead", () => herdRead("ghost")],
+  ["herdWait", () => herdWait("ghost", {timeout: 0})],
+  ["herdWait list", () => herdWait(["ghost"], {timeout: 0})],
+  ["herdWait any", () => herdWait(["ghost", "phantom"], {any: true, timeout: 0})],
+  ["herdAsk", () => herdAsk("ghost", "hi")],
+]) {
+  try {
+    console.log(name, "resolved", JSON.stringify(await f()))
+  } catch (e) {
+    console.log(name, "rejected", e.code, /no member named (ghost|phantom)/.test(e.message))
+  }
+}
+console.log("gone wanted", await herdWait("ghost", {states: ["gone"]}))
+
+const d = await herdRun(["/bin/sh", "-c", "exit 4"], {name: "dead"})
+if (!d.ok) throw new Error(d.error)
+await herdWait("dead", {states: ["gone"], timeout: 0})
+const p = await herdPrompt("dead", "hi")
+console.log("dead prompt", p.ok, p.code)
+const k = await herdSendKeys("dead", "Enter")
+console.log("dead keys", k.ok, k.code)
+console.log("dead read", typeof (await herdRead("dead")))
+const a = await herdAsk("dead", "hi")
+console.log("dead ask", a.ok, a.code)
+const [w] = await herdWait(["dead"], {nothrow: true})
+console.log("dead wait", w.outcome, w.exitCode)
+const kk = await herdKill("dead")
+console.log("dead kill", kk.ok, JSON.stringify(kk.killed))
+`, Config{Env: env}, time.Minute)
+	want := []string{
+		"herdPrompt rejected 3 true",
+		"herdKill rejected 3 true",
+		"herdKill list rejected 3 true",
+		"herdSendKeys rejected 3 true",
+		"herdRead rejected 3 true",
+		"herdWait rejected 3 true",
+		"herdWait list rejected 3 true",
+		"herdWait any rejected 3 true",
+		"herdAsk rejected 3 true",
+		"gone wanted gone",
+		"dead prompt false 3",
+		"dead keys false 3",
+		"dead read string",
+		"dead ask false 3",
+		"dead wait ended 4",
+		`dead kill true ["dead"]`,
+	}
+	if r.err != nil {
+		t.Fatalf("script failed: %v\nstdout: %s\nstderr: %s", r.err, r.stdout, r.stderr)
+	}
+	if got := strings.Split(strings.TrimSpace(r.stdout), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("stdout:\n%s\nwant:\n%s\nstderr: %s", r.stdout, strings.Join(want, "\n"), r.stderr)
+	}
+	// Uncaught, the typo ends the script with exit code 3.
+	r = runCtx(t, context.Background(), `await herdPrompt("ghost", "hi"); console.log("never")`, Config{Env: env}, time.Minute)
+	if exitcode.Of(r.err) != exitcode.Gone || r.stdout != "" || !strings.Contains(r.err.Error(), "no member named ghost") {
+		t.Fatalf("uncaught: %v (code %d)\nstdout: %s", r.err, exitcode.Of(r.err), r.stdout)
+	}
+}

@@ -241,7 +241,7 @@ func (in *install) wrap(v *Verb) func(goja.FunctionCall) goja.Value {
 		var res any
 		err := guard(v, func() (err error) { res, err = act.Do(in.vu.Context()); return err })
 		if err != nil {
-			if v.Read && !IsMisuse(err) {
+			if v.Read && !IsMisuse(err) && !isNoMember(err) {
 				return toJS(vm, v.Empty)
 			}
 			panic(in.throwable(v, err))
@@ -257,7 +257,7 @@ func (in *install) async(v *Verb, do func(context.Context) (any, error)) goja.Va
 		var res any
 		err := guard(v, func() (err error) { res, err = do(ctx); return err })
 		if err != nil {
-			if !v.Read || ctx.Err() != nil {
+			if !v.Read || ctx.Err() != nil || isNoMember(err) {
 				return nil, wrapVerbError(v, err)
 			}
 			res = v.Empty
@@ -265,6 +265,13 @@ func (in *install) async(v *Verb, do func(context.Context) (any, error)) goja.Va
 		return runtime.OnLoop(func(vm *goja.Runtime) (goja.Value, error) { return toJS(vm, res), nil }), nil
 	})
 	return in.vu.Runtime().ToValue(p)
+}
+
+// isNoMember: err names a member the roster does not list, which even a read verb rejects
+// with rather than resolving to its empty answer.
+func isNoMember(err error) bool {
+	var nm *noMemberError
+	return errors.As(err, &nm)
 }
 
 // guard runs f and turns a Go panic into an error: a builtin must never crash the process.
