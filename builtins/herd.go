@@ -22,10 +22,6 @@ import (
 	"github.com/mosh-dev/mosh/runtime"
 )
 
-// herdWaitDefaultStates is moshcode's herdWait default: engines drawn only by the screen return
-// to idle after a turn, so idle ends a wait too (the CLI's default is blocked,done).
-var herdWaitDefaultStates = []string{herd.StateBlocked, herd.StateDone, herd.StateIdle}
-
 // herdWaitDefaultTimeout is moshcode's: 30 minutes unless {timeout} says otherwise (0 = never).
 const herdWaitDefaultTimeout = 30 * time.Minute
 
@@ -645,7 +641,9 @@ func init() {
 		Params: "name: string | string[], opts?: { states?: string | string[]; timeout?: number | string; any?: boolean; nothrow?: boolean }", Result: tsOneOf{TSType("string"), TSType("null"), []waitEntry{}},
 		Usage:   "herdWait(name | [names], {states, timeout, any, nothrow})",
 		Summary: "a promise: one name → the state it reached; {any} → the winner; several → [{name, outcome, state}]",
-		Detail: "states default to blocked, done and idle; timeout is ms or a duration (default 30m, 0 = never).\n" +
+		Detail: "Without states it waits for the end of the member's open task, whatever state that end leaves (done;\n" +
+			"idle for a shell or a REPL), or for blocked; with no task open, for the member at rest (idle, done) or\n" +
+			"blocked. timeout is ms or a duration (default 30m, 0 = never).\n" +
 			"Right after herdPrompt the member reads working until its engine reacts, so the wait sees the new turn.\n" +
 			"Losers of {any} keep running. A timeout rejects with an error whose code is 2 (outcome\n" +
 			"\"timeout\"), and a member whose process exited (crashed, killed) rejects with code 3 (outcome\n" +
@@ -672,7 +670,7 @@ func init() {
 			if err := c.Known(o, "states", "timeout", "any", "nothrow"); err != nil {
 				return Action{}, err
 			}
-			states := herdWaitDefaultStates
+			var states []string // none: the daemon waits for the open task's end, or blocked
 			if o != nil {
 				if v := o.Get("states"); v != nil && !goja.IsUndefined(v) && !goja.IsNull(v) {
 					if states, _, err = stringList(c, v, "option states"); err != nil {

@@ -296,3 +296,18 @@ console.log("dead kill", kk.ok, JSON.stringify(kk.killed))
 		t.Fatalf("uncaught: %v (code %d)\nstdout: %s", r.err, exitcode.Of(r.err), r.stdout)
 	}
 }
+
+// herdWait with no states after herdPrompt waits for that turn's end, whatever state it leaves:
+// a shell's turn ends idle (its screen then shows the answer), an engine's done.
+func TestHerdWaitDefaultIsTheTurnsEnd(t *testing.T) {
+	env := herdDaemon(t)
+	r := runCtx(t, context.Background(), `
+const r = await herdRun(["/bin/sh", "-c", "stty -echo; printf 'ready> '; while read l; do sleep 0.2; printf 'got:%s\\nready> ' \"$l\"; done"], {name: "repl"})
+if (!r.ok) throw new Error(r.error)
+await herdWait("repl", {states: ["idle"]})
+const p = await herdPrompt("repl", "hello")
+console.log(await herdWait("repl"), (await herdRead("repl")).includes("got:hello"))
+console.log(await herdWait("repl"))
+`, Config{Env: env}, time.Minute)
+	expectOut(t, r, "idle true\nidle\n")
+}
