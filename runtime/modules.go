@@ -80,21 +80,9 @@ func ImportModule(vm *goja.Runtime, spec, dir string) (goja.Value, error) {
 		return nil, fmt.Errorf("resolving %s: %w", dir, err)
 	}
 	entry := fmt.Sprintf("import * as ns from %s;\nglobalThis[%q] = ns;\n", strconv.Quote(spec), importKey)
-	res := api.Build(api.BuildOptions{
-		Stdin:             &api.StdinOptions{Contents: entry, ResolveDir: absDir, Sourcefile: "<import>", Loader: api.LoaderJS},
-		AbsWorkingDir:     absDir,
-		Bundle:            true,
-		Write:             false,
-		Format:            api.FormatIIFE,
-		Target:            api.ESNext,
-		Platform:          api.PlatformNeutral,
-		MainFields:        []string{"module", "main"},
-		Charset:           api.CharsetUTF8,
-		LogLevel:          api.LogLevelSilent,
-		Loader:            map[string]api.Loader{".mosh": api.LoaderJS},
-		ResolveExtensions: []string{".mosh", ".ts", ".js", ".mjs", ".json"},
-		Plugins:           []api.Plugin{modulePlugin},
-	})
+	opts := buildOptions(absDir, &api.StdinOptions{Contents: entry, ResolveDir: absDir, Sourcefile: "<import>", Loader: api.LoaderJS})
+	opts.Format = api.FormatIIFE
+	res := api.Build(opts)
 	if len(res.Errors) > 0 {
 		m := res.Errors[0]
 		return nil, fmt.Errorf("import %s: %s", spec, m.Text)
