@@ -105,10 +105,10 @@ func (in *install) tick() bool {
 	if in.stopped {
 		return false
 	}
-	if in.ticks >= in.cfg.Max {
+	if in.cfg.Max != NoMax && in.ticks >= in.cfg.Max {
 		if !in.warned {
 			in.warned = true
-			fmt.Fprintf(in.cfg.Stderr, "hit --max %d — stopping (pass --max to go longer)\n", in.cfg.Max)
+			fmt.Fprintf(in.cfg.Stderr, "hit --max %d — stopping (pass --max N to go longer, --max 0 for no cap)\n", in.cfg.Max)
 		}
 		return false
 	}

@@ -60,7 +60,7 @@ console.log(flags.name, flags["dry-run"], flags.dryRun, flags.wait)
 func TestAliveBoundedByMax(t *testing.T) {
 	r := run(t, `let n = 0; while (alive) n++; console.log(n); console.log(alive)`, Config{})
 	expectOut(t, r, "3\nfalse\n")
-	if r.stderr != "hit --max 3 — stopping (pass --max to go longer)\n" {
+	if r.stderr != "hit --max 3 — stopping (pass --max N to go longer, --max 0 for no cap)\n" {
 		t.Fatalf("stderr = %q", r.stderr)
 	}
 	r = run(t, `let n = 0; while (alive) { n++; if (n == 2) stop() } console.log(n)`, Config{Max: 10})
@@ -70,6 +70,16 @@ func TestAliveBoundedByMax(t *testing.T) {
 	}
 	r = run(t, `let n = 0; while (alive) { n++; if (n == 4) alive = false } console.log(n)`, Config{Max: 10})
 	expectOut(t, r, "4\n")
+}
+
+// TestAliveUnboundedWithNoMax: --max 0 (Config.Max NoMax) is an overnight loop: alive reads
+// true until the script stops it, and nothing is printed about a cap.
+func TestAliveUnboundedWithNoMax(t *testing.T) {
+	r := run(t, `let n = 0; while (alive) { n++; if (n == 5000) stop() } console.log(n); console.log(alive)`, Config{Max: NoMax})
+	expectOut(t, r, "5000\nfalse\n")
+	if r.stderr != "" {
+		t.Fatalf("no cap, no notice: stderr = %q", r.stderr)
+	}
 }
 
 func TestSayAndSleep(t *testing.T) {

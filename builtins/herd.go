@@ -22,18 +22,19 @@ import (
 	"github.com/mosh-dev/mosh/runtime"
 )
 
-// herdWaitDefaultStates is moshcode's herdWait default: engines drawn only by the screen return
-// to idle after a turn, so idle ends a wait too (the CLI's default is blocked,done).
-var herdWaitDefaultStates = []string{herd.StateBlocked, herd.StateDone, herd.StateIdle}
-
 // herdWaitDefaultTimeout is moshcode's: 30 minutes unless {timeout} says otherwise (0 = never).
 const herdWaitDefaultTimeout = 30 * time.Minute
 
 // herdSession is one script run's connection to the herd.
 type herdSession struct {
-	env     []string
-	dryRun  bool
-	connect sync.Mutex // serialises the first connect (a daemon start may take a moment)
+	env    []string
+	dryRun bool
+	// beforeLaunch is Config.beforeLaunch (a test seam).
+	beforeLaunch func(ctx context.Context)
+	connect      sync.Mutex // serialises the first connect (a daemon start may take a moment)
+
+	closeOnce sync.Once
+	launches  sync.WaitGroup // temporary members' starts in flight (launch)
 
 	mu     sync.Mutex
 	client *herd.Client
@@ -51,13 +52,17 @@ func herdSessionFor(c *Call) *herdSession {
 	in.herdOnce.Do(func() {
 		s := newHerdSession(in.cfg)
 		in.herd = s
+		// Closed as soon as the run's context ends (Ctrl-C: the kill of its temporary members
+		// starts at once), and the run waits for that close before it returns (OnEnd), so a
+		// process that exits right after leaves no member behind.
 		context.AfterFunc(in.vu.Context(), s.close)
+		in.vu.OnEnd(s.close)
 	})
 	return in.herd
 }
 
 func newHerdSession(cfg Config) *herdSession {
-	s := &herdSession{dryRun: cfg.DryRun}
+	s := &herdSession{dryRun: cfg.DryRun, beforeLaunch: cfg.beforeLaunch}
 	for k, v := range cfg.Env {
 		s.env = append(s.env, k+"="+v)
 	}
@@ -80,23 +85,85 @@ func (s *herdSession) getenv(key string) string {
 	return ""
 }
 
+// close ends the run's herd session: it waits for the temporary members' starts still in flight
+// (a Ctrl-C that lands mid-start does not stop the start, so the member is known and killed),
+// kills the temporary members and closes the connection. The first call does the work; a second
+// (the run's end after the early close on its context) waits for it.
 func (s *herdSession) close() {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		s.mu.Unlock()
+		s.launches.Wait()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.client != nil && len(s.temps) > 0 {
+			names := make([]string, 0, len(s.temps))
+			for n := range s.temps {
+				names = append(names, n)
+			}
+			s.temps = nil
+			ctx, cancel := context.WithTimeout(context.Background(), tempKillBound)
+			_, _ = s.client.Kill(ctx, names, false)
+			cancel()
+		}
+		if s.client != nil {
+			s.client.Close()
+			s.client = nil
+		}
+	})
+}
+
+// tempKillBound bounds the kill of a run's temporary members at its end, and launchBound a
+// temporary member's start once the run is interrupted: a daemon that does not answer does not
+// hang the process.
+const (
+	tempKillBound = 10 * time.Second
+	launchBound   = time.Minute
+)
+
+// launch starts a member for herdStart. A temporary member's start is not cut short by the
+// run's end (Ctrl-C mid-start would lose the name of a member the daemon starts anyway): it runs
+// to its answer, bounded by launchBound, and the member is recorded so the run's end kills it.
+func (s *herdSession) launch(ctx context.Context, cl *herd.Client, p herd.StartParams, temporary bool) (*herd.Member, error) {
+	if !temporary {
+		return cl.Start(ctx, p)
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, exitcode.New(exitcode.Interrupted, "the script ended before %s was started", p.Engine)
+	}
+	s.launches.Add(1)
+	s.mu.Unlock()
+	defer s.launches.Done()
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), launchBound)
+	defer cancel()
+	if s.beforeLaunch != nil {
+		s.beforeLaunch(ctx)
+	}
+	m, err := cl.Start(lctx, p)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if s.temps == nil {
+		s.temps = map[string]bool{}
+	}
+	s.temps[m.Name] = true
+	s.mu.Unlock()
+	if ctx.Err() != nil {
+		return nil, exitcode.New(exitcode.Interrupted, "the script ended while %s was starting: it is killed", m.Name)
+	}
+	return m, nil
+}
+
+// forgetTemps: names were killed; the run's end need not kill them.
+func (s *herdSession) forgetTemps(names []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.closed = true
-	if s.client != nil && len(s.temps) > 0 {
-		names := make([]string, 0, len(s.temps))
-		for n := range s.temps {
-			names = append(names, n)
-		}
-		s.temps = nil
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		_, _ = s.client.Kill(ctx, names, false)
-		cancel()
-	}
-	if s.client != nil {
-		s.client.Close()
-		s.client = nil
+	for _, n := range names {
+		delete(s.temps, n)
 	}
 }
 
@@ -153,6 +220,51 @@ func noDaemonError(home string, cause error) error {
 	}
 	return exitcode.Wrap(fmt.Errorf("no herd daemon answers for %s and none could be started (%w); "+
 		"check with `mosh herd doctor`, then start a member with `mosh herd run --name NAME -- CMD`", where, cause), exitcode.Infra)
+}
+
+// noMemberError is the rejection (code 3) of a verb given a name the roster does not list: never
+// started, or killed and forgotten. A typo must stop a script, not resolve {ok:false}, "gone" or
+// "". A member that existed and ended is still listed, and its verb resolves with its outcome.
+type noMemberError struct{ names []string }
+
+func (e *noMemberError) Error() string {
+	return fmt.Sprintf("no member named %s: see herdList() or `mosh ps` for the names", strings.Join(e.names, ", "))
+}
+
+// notListed returns the noMemberError for the names the roster does not list, or nil when every
+// name is listed (or the roster cannot be read: the verb's own answer stands). It is asked only
+// after the daemon answered gone (code 3), so a verb on a live member costs no extra call.
+func notListed(ctx context.Context, cl *herd.Client, names []string) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	list, err := cl.List(ctx)
+	if err != nil {
+		return nil
+	}
+	listed := make(map[string]bool, len(list))
+	for _, m := range list {
+		listed[m.Name] = true
+	}
+	var missing []string
+	for _, n := range names {
+		if !listed[n] {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return exitcode.Wrap(&noMemberError{missing}, exitcode.Gone)
+}
+
+// goneOrAbsent is notListed for a verb's error: nil unless err says gone (code 3) and a name is
+// not on the roster.
+func goneOrAbsent(ctx context.Context, cl *herd.Client, names []string, err error) error {
+	if exitcode.Of(err) != exitcode.Gone {
+		return nil
+	}
+	return notListed(ctx, cl, names)
 }
 
 // ---- wait -----------------------------------------------------------------------------------------
@@ -381,16 +493,7 @@ func init() {
 					if err != nil {
 						return launched(nil, err), nil
 					}
-					m, err := cl.Start(ctx, herd.StartParams{Engine: engine, Name: name, Cwd: absPath(cwd), Agent: agent, Args: args, Env: s.env})
-					if err == nil && temporary {
-						s.mu.Lock()
-						if s.temps == nil {
-							s.temps = map[string]bool{}
-						}
-						s.temps[m.Name] = true
-						s.mu.Unlock()
-					}
-					return launched(m, err), nil
+					return launched(s.launch(ctx, cl, herd.StartParams{Engine: engine, Name: name, Cwd: absPath(cwd), Agent: agent, Args: args, Env: s.env}, temporary)), nil
 				},
 			}, nil
 		},
@@ -469,7 +572,9 @@ func init() {
 		Detail: "Text parts are joined by spaces. A member that is working or blocked queues the prompt\n" +
 			"({queued:true, position, behind: the task it waits for}); it is typed when the member is next idle\n" +
 			"or done. {answer:true} types into a blocked member at once (you are answering its question or menu\n" +
-			"on purpose). Follow with await herdWait(name).",
+			"on purpose). Follow with await herdWait(name).\n" +
+			"A name not on the roster (a typo; a member killed and forgotten) rejects with code 3; a member that\n" +
+			"exited resolves {ok:false, error, code: 3}.",
 		Bind: func(c *Call) (Action, error) {
 			name, err := nameArg(c, 0)
 			if err != nil {
@@ -514,6 +619,9 @@ func init() {
 					}
 					r, err := cl.Prompt(ctx, name, text, herd.PromptOptions{Answer: answer})
 					if err != nil {
+						if absent := goneOrAbsent(ctx, cl, []string{name}, err); absent != nil {
+							return nil, absent
+						}
 						out.Error, out.Code = errCode(err)
 						return out, nil
 					}
@@ -533,11 +641,15 @@ func init() {
 		Params: "name: string | string[], opts?: { states?: string | string[]; timeout?: number | string; any?: boolean; nothrow?: boolean }", Result: tsOneOf{TSType("string"), TSType("null"), []waitEntry{}},
 		Usage:   "herdWait(name | [names], {states, timeout, any, nothrow})",
 		Summary: "a promise: one name → the state it reached; {any} → the winner; several → [{name, outcome, state}]",
-		Detail: "states default to blocked, done and idle; timeout is ms or a duration (default 30m, 0 = never).\n" +
+		Detail: "Without states it waits for the end of the member's open task, whatever state that end leaves (done;\n" +
+			"idle for a shell or a REPL), or for blocked; with no task open, for the member at rest (idle, done) or\n" +
+			"blocked. timeout is ms or a duration (default 30m, 0 = never).\n" +
 			"Right after herdPrompt the member reads working until its engine reacts, so the wait sees the new turn.\n" +
 			"Losers of {any} keep running. A timeout rejects with an error whose code is 2 (outcome\n" +
 			"\"timeout\"), and a member whose process exited (crashed, killed) rejects with code 3 (outcome\n" +
-			"\"ended\", e.exitCode), unless {nothrow:true}: then the current states are returned as usual.",
+			"\"ended\", e.exitCode), unless {nothrow:true}: then the current states are returned as usual.\n" +
+			"A name not on the roster (a typo; a member killed and forgotten before the wait) rejects with code 3,\n" +
+			"{nothrow} or not, unless states include \"gone\"; a member killed during the wait resolves \"gone\".",
 		Bind: func(c *Call) (Action, error) {
 			if !c.Given(0) {
 				return Action{}, c.Misuse("missing the member name")
@@ -558,7 +670,7 @@ func init() {
 			if err := c.Known(o, "states", "timeout", "any", "nothrow"); err != nil {
 				return Action{}, err
 			}
-			states := herdWaitDefaultStates
+			var states []string // none: the daemon waits for the open task's end, or blocked
 			if o != nil {
 				if v := o.Get("states"); v != nil && !goja.IsUndefined(v) && !goja.IsNull(v) {
 					if states, _, err = stringList(c, v, "option states"); err != nil {
@@ -617,6 +729,10 @@ func init() {
 						if res == nil || res.Outcome == "" {
 							return nil, werr // the wait itself failed: daemon gone, Ctrl-C
 						}
+						if absent := absentAtStart(ctx, cl, res); absent != nil {
+							werr = absent
+							return nil, werr
+						}
 						if (res.Outcome == herd.OutcomeTimeout || res.Outcome == herd.OutcomeEnded) && !nothrow {
 							// A timeout, or a member whose process died: a fan-out must see it.
 							return nil, werr
@@ -653,6 +769,8 @@ func init() {
 		Params: "name: string, opts?: { lines?: number }", Result: "",
 		Usage:   "herdRead(name, {lines})",
 		Summary: "the last lines of a member's screen and history, as a string (\"\" on error)",
+		Detail: "A member that exited still has its last screen. A name not on the roster (a typo; a member killed\n" +
+			"and forgotten) rejects with code 3 rather than resolving \"\".",
 		Bind: func(c *Call) (Action, error) {
 			name, err := nameArg(c, 0)
 			if err != nil {
@@ -683,6 +801,9 @@ func init() {
 				}
 				r, err := cl.Read(ctx, name, lines)
 				if err != nil {
+					if absent := goneOrAbsent(ctx, cl, []string{name}, err); absent != nil {
+						return nil, absent
+					}
 					return nil, err
 				}
 				return r.Screen, nil
@@ -737,6 +858,8 @@ func init() {
 		Params: "name: string | string[]", Result: killResult{},
 		Usage:   "herdKill(name | [names])",
 		Summary: "stop members and forget them → {ok, killed}; a remote member's open task is canceled instead ({canceled})",
+		Detail: "A member that exited is forgotten ({ok:true, killed}). A name not on the roster (a typo; killed\n" +
+			"already) rejects with code 3, after the other names were killed.",
 		Bind: func(c *Call) (Action, error) {
 			if !c.Given(0) {
 				return Action{}, c.Misuse("missing the member name")
@@ -767,14 +890,18 @@ func init() {
 					}
 					r, err := cl.Kill(ctx, names, false)
 					if err != nil {
+						if absent := goneOrAbsent(ctx, cl, names, err); absent != nil {
+							return nil, absent
+						}
 						out.Error, out.Code = errCode(err)
 						return out, nil
 					}
-					s.mu.Lock()
-					for _, n := range names {
-						delete(s.temps, n)
+					if len(r.Missing) > 0 {
+						// The others were killed; the names not on the roster still stop the script.
+						s.forgetTemps(names)
+						return nil, exitcode.Wrap(&noMemberError{r.Missing}, exitcode.Gone)
 					}
-					s.mu.Unlock()
+					s.forgetTemps(names)
 					if r.Killed != nil {
 						out.Killed = r.Killed
 					}
@@ -790,6 +917,8 @@ func init() {
 		Params: "name: string, ...keys: string[]", Result: keysResult{},
 		Usage:   "herdSendKeys(name, ...keys)",
 		Summary: "send keys to a member: \"Enter\", \"Escape\", \"C-c\", \"Up\", \"Tab\", digits, literal text → {ok, bytes}",
+		Detail: "A member that exited resolves {ok:false, error, code: 3}; a name not on the roster (a typo; a member\n" +
+			"killed and forgotten) rejects with code 3.",
 		Bind: func(c *Call) (Action, error) {
 			name, err := nameArg(c, 0)
 			if err != nil {
@@ -823,6 +952,9 @@ func init() {
 					}
 					r, err := cl.SendKeys(ctx, name, keys...)
 					if err != nil {
+						if absent := goneOrAbsent(ctx, cl, []string{name}, err); absent != nil {
+							return nil, absent
+						}
 						out.Error, out.Code = errCode(err)
 						return out, nil
 					}
@@ -832,6 +964,21 @@ func init() {
 			}, nil
 		},
 	})
+}
+
+// absentAtStart is the rejection of a wait on names the roster does not list: decided gone from
+// the start (Seq 0), gone not wanted. A member killed during the wait was listed, and resolves.
+func absentAtStart(ctx context.Context, cl *herd.Client, res *herd.WaitResult) error {
+	var maybe []string
+	for _, o := range res.Results {
+		if o.Outcome == herd.OutcomeGone && o.Seq == 0 {
+			maybe = append(maybe, o.Name)
+		}
+	}
+	if len(maybe) == 0 {
+		return nil
+	}
+	return notListed(ctx, cl, maybe)
 }
 
 // waitEntry is one member's result of herdWait on several names.

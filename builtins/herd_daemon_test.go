@@ -3,10 +3,12 @@ package builtins
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mosh-dev/mosh/exitcode"
 	"github.com/mosh-dev/mosh/herd"
 	"github.com/mosh-dev/mosh/herd/herdd"
 	"github.com/mosh-dev/mosh/herd/remote/remotetest"
@@ -156,4 +158,156 @@ console.log("list", (await herdList()).map(m => m.name).join(","))
 	if got := strings.Split(strings.TrimSpace(r.stdout), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("stdout:\n%s\nwant:\n%s\nstderr: %s", r.stdout, strings.Join(want, "\n"), r.stderr)
 	}
+}
+
+// TestInterruptMidStartKillsTheMember: Ctrl-C that lands while herdStart({temporary}) is on its
+// way to the daemon (the seam cancels the run right before the request is sent) still leaves no
+// member behind: the start goes through, the member is killed as soon as it exists, and the run
+// returns (130) only after the kill, so a process exiting right after cuts nothing short.
+func TestInterruptMidStartKillsTheMember(t *testing.T) {
+	env := herdDaemon(t)
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "claude"), []byte("#!/bin/sh\nexec cat\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env["PATH"] = bin + ":" + env["PATH"]
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a failsafe, not a speed claim
+	defer cancel()
+	cl, err := herd.Connect(ctx, herd.ConnectOptions{Home: env["MOSH_HOME"], NoStart: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	sub, err := cl.Subscribe(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+
+	runCtx2, interrupt := context.WithCancel(ctx)
+	launches := 0
+	cfg := Config{Env: env, beforeLaunch: func(launch context.Context) {
+		if launches++; launches == 1 {
+			return // temp0 starts as usual
+		}
+		interrupt() // Ctrl-C, with temp1's start request not sent yet
+		<-launch.Done()
+	}}
+	r := runCtx(t, runCtx2, `
+const r0 = await herdStart("claude", {name: "temp0", temporary: true})
+if (!r0.ok) throw new Error(r0.error)
+await herdStart("claude", {name: "temp1", temporary: true})
+console.log("never: the run was interrupted")
+`, cfg, 0)
+	if exitcode.Of(r.err) != exitcode.Interrupted {
+		t.Fatalf("run: %v (want 130)\nstdout: %s\nstderr: %s", r.err, r.stdout, r.stderr)
+	}
+	// The daemon started the member (the request was sent after the interrupt)…
+	for added := false; !added; {
+		select {
+		case ev, ok := <-sub.Events():
+			if !ok {
+				t.Fatalf("event stream ended: %v", sub.Err())
+			}
+			added = ev.Name == "temp1" && ev.Type == herd.EventAdded
+		case <-ctx.Done():
+			t.Fatal("the start never reached the daemon")
+		}
+	}
+	// …and by the time the run returned it was killed, as was temp0, started before.
+	list, err := cl.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range list {
+		if m.Alive {
+			t.Fatalf("%s is still running after the interrupted run returned: %+v", m.Name, m)
+		}
+	}
+}
+
+// A name that is not on the roster (a typo) rejects with code 3 in every verb that names one
+// member, read verbs included: a script never goes on with {ok:false}, "gone" or "" and exits 0.
+// A member that existed and ended still resolves with its outcome.
+func TestHerdVerbsRejectANameNotOnTheRoster(t *testing.T) {
+	env := herdDaemon(t)
+	r := runCtx(t, context.Background(), `
+for (const [name, f] of [
+  ["herdPrompt", () => herdPrompt("ghost", "hi")],
+  ["herdKill", () => herdKill("ghost")],
+  ["herdKill list", () => herdKill(["ghost", "phantom"])],
+  ["herdSendKeys", () => herdSendKeys("ghost", "Enter")],
+  ["herdRead", () => herdRead("ghost")],
+  ["herdWait", () => herdWait("ghost", {timeout: 0})],
+  ["herdWait list", () => herdWait(["ghost"], {timeout: 0})],
+  ["herdWait any", () => herdWait(["ghost", "phantom"], {any: true, timeout: 0})],
+  ["herdAsk", () => herdAsk("ghost", "hi")],
+]) {
+  try {
+    console.log(name, "resolved", JSON.stringify(await f()))
+  } catch (e) {
+    console.log(name, "rejected", e.code, /no member named (ghost|phantom)/.test(e.message))
+  }
+}
+console.log("gone wanted", await herdWait("ghost", {states: ["gone"]}))
+
+const d = await herdRun(["/bin/sh", "-c", "exit 4"], {name: "dead"})
+if (!d.ok) throw new Error(d.error)
+await herdWait("dead", {states: ["gone"], timeout: 0})
+const p = await herdPrompt("dead", "hi")
+console.log("dead prompt", p.ok, p.code)
+const k = await herdSendKeys("dead", "Enter")
+console.log("dead keys", k.ok, k.code)
+console.log("dead read", typeof (await herdRead("dead")))
+const a = await herdAsk("dead", "hi")
+console.log("dead ask", a.ok, a.code)
+const [w] = await herdWait(["dead"], {nothrow: true})
+console.log("dead wait", w.outcome, w.exitCode)
+const kk = await herdKill("dead")
+console.log("dead kill", kk.ok, JSON.stringify(kk.killed))
+`, Config{Env: env}, time.Minute)
+	want := []string{
+		"herdPrompt rejected 3 true",
+		"herdKill rejected 3 true",
+		"herdKill list rejected 3 true",
+		"herdSendKeys rejected 3 true",
+		"herdRead rejected 3 true",
+		"herdWait rejected 3 true",
+		"herdWait list rejected 3 true",
+		"herdWait any rejected 3 true",
+		"herdAsk rejected 3 true",
+		"gone wanted gone",
+		"dead prompt false 3",
+		"dead keys false 3",
+		"dead read string",
+		"dead ask false 3",
+		"dead wait ended 4",
+		`dead kill true ["dead"]`,
+	}
+	if r.err != nil {
+		t.Fatalf("script failed: %v\nstdout: %s\nstderr: %s", r.err, r.stdout, r.stderr)
+	}
+	if got := strings.Split(strings.TrimSpace(r.stdout), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("stdout:\n%s\nwant:\n%s\nstderr: %s", r.stdout, strings.Join(want, "\n"), r.stderr)
+	}
+	// Uncaught, the typo ends the script with exit code 3.
+	r = runCtx(t, context.Background(), `await herdPrompt("ghost", "hi"); console.log("never")`, Config{Env: env}, time.Minute)
+	if exitcode.Of(r.err) != exitcode.Gone || r.stdout != "" || !strings.Contains(r.err.Error(), "no member named ghost") {
+		t.Fatalf("uncaught: %v (code %d)\nstdout: %s", r.err, exitcode.Of(r.err), r.stdout)
+	}
+}
+
+// herdWait with no states after herdPrompt waits for that turn's end, whatever state it leaves:
+// a shell's turn ends idle (its screen then shows the answer), an engine's done.
+func TestHerdWaitDefaultIsTheTurnsEnd(t *testing.T) {
+	env := herdDaemon(t)
+	r := runCtx(t, context.Background(), `
+const r = await herdRun(["/bin/sh", "-c", "stty -echo; printf 'ready> '; while read l; do sleep 0.2; printf 'got:%s\\nready> ' \"$l\"; done"], {name: "repl"})
+if (!r.ok) throw new Error(r.error)
+await herdWait("repl", {states: ["idle"]})
+const p = await herdPrompt("repl", "hello")
+console.log(await herdWait("repl"), (await herdRead("repl")).includes("got:hello"))
+console.log(await herdWait("repl"))
+`, Config{Env: env}, time.Minute)
+	expectOut(t, r, "idle true\nidle\n")
 }

@@ -38,7 +38,9 @@ func init() {
 		Detail: "The CLI's `mosh herd prompt NAME TEXT --wait`. states default to blocked, done and idle; timeout is ms or a\n" +
 			"duration (default 30m, 0 = never). A busy member queues the prompt and the wait follows its own task.\n" +
 			"Never rejects for an outcome: outcome is matched, timeout, or ended (the member exited: exitCode; or the\n" +
-			"task ended otherwise: taskState). A prompt that could not be sent resolves {ok:false, error, code}.",
+			"task ended otherwise: taskState). A prompt that could not be sent resolves {ok:false, error, code} (a\n" +
+			"member that exited: code 3); a name not on the roster (a typo; a member killed and forgotten) rejects\n" +
+			"with code 3.",
 		Bind: func(c *Call) (Action, error) {
 			name, err := nameArg(c, 0)
 			if err != nil {
@@ -92,6 +94,9 @@ func init() {
 					out.Task = &r.Task
 				}
 				if r == nil || r.Outcome == "" {
+					if absent := goneOrAbsent(ctx, cl, []string{name}, err); absent != nil {
+						return out, absent
+					}
 					if err == nil {
 						err = exitcode.New(exitcode.Infra, "the daemon did not say how the turn ended")
 					}
@@ -111,7 +116,7 @@ func init() {
 				Do: func(ctx context.Context) (any, error) {
 					out, err := ask(ctx)
 					if err != nil {
-						return nil, err
+						return nil, err // Ctrl-C, or a name not on the roster
 					}
 					return out, nil
 				},

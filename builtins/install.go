@@ -18,11 +18,15 @@ import (
 // DefaultMax bounds how many times `alive` reads true when --max is not given (moshcode's default).
 const DefaultMax = 3
 
+// NoMax as Config.Max lifts the cap: alive reads true until the script stops it (--max 0, for
+// overnight loops).
+const NoMax = -1
+
 // Config is what one run's vocabulary needs to know.
 type Config struct {
 	Args   []string          // argv; default the VU's Args
 	Env    map[string]string // env, and the base environment of sh; default the VU's Env
-	Max    int               // alive reads true this many times; 0 means DefaultMax
+	Max    int               // alive reads true this many times; 0 means DefaultMax, NoMax no cap
 	DryRun bool              // side-effecting verbs narrate instead of acting
 	Flags  map[string]any    // a script verb's parsed flags (JS-ready values)
 	Stdout io.Writer         // say, table; default the VU's Stdout
@@ -40,6 +44,9 @@ type Config struct {
 	// unrecordedAI runs ai() without its ledger task: BenchmarkAI's figure of ai() before it
 	// was recorded, measured in the same run as the recorded one. Nothing else sets it.
 	unrecordedAI bool
+	// beforeLaunch runs in herdStart's Go work right before the start request is sent:
+	// TestInterruptMidStartKillsTheMember lands Ctrl-C there. Nothing else sets it.
+	beforeLaunch func(ctx context.Context)
 }
 
 // Install defines every registered verb and the values argv, env, flags and alive on the VU's
@@ -52,7 +59,7 @@ func Install(vu runtime.VU, cfg Config) error {
 	if in.cfg.Env == nil {
 		in.cfg.Env = vu.Env()
 	}
-	if in.cfg.Max <= 0 {
+	if in.cfg.Max == 0 {
 		in.cfg.Max = DefaultMax
 	}
 	if in.cfg.Stdout == nil {
@@ -239,7 +246,7 @@ func (in *install) wrap(v *Verb) func(goja.FunctionCall) goja.Value {
 		var res any
 		err := guard(v, func() (err error) { res, err = act.Do(in.vu.Context()); return err })
 		if err != nil {
-			if v.Read && !IsMisuse(err) {
+			if v.Read && !IsMisuse(err) && !isNoMember(err) {
 				return toJS(vm, v.Empty)
 			}
 			panic(in.throwable(v, err))
@@ -255,7 +262,7 @@ func (in *install) async(v *Verb, do func(context.Context) (any, error)) goja.Va
 		var res any
 		err := guard(v, func() (err error) { res, err = do(ctx); return err })
 		if err != nil {
-			if !v.Read || ctx.Err() != nil {
+			if !v.Read || ctx.Err() != nil || isNoMember(err) {
 				return nil, wrapVerbError(v, err)
 			}
 			res = v.Empty
@@ -263,6 +270,13 @@ func (in *install) async(v *Verb, do func(context.Context) (any, error)) goja.Va
 		return runtime.OnLoop(func(vm *goja.Runtime) (goja.Value, error) { return toJS(vm, res), nil }), nil
 	})
 	return in.vu.Runtime().ToValue(p)
+}
+
+// isNoMember: err names a member the roster does not list, which even a read verb rejects
+// with rather than resolving to its empty answer.
+func isNoMember(err error) bool {
+	var nm *noMemberError
+	return errors.As(err, &nm)
 }
 
 // guard runs f and turns a Go panic into an error: a builtin must never crash the process.

@@ -106,7 +106,9 @@ const (
 	HistoryLines     = 10000
 )
 
-// DefaultWaitStates is what wait and prompt --wait wait for when no states are given.
+// DefaultWaitStates is what a wait given no states matches for a name with no member (a wait on
+// a member given no states waits for the end of the task open when it began, whatever state that
+// end leaves, or for blocked; with no task open, for the member at rest: idle, done or blocked).
 var DefaultWaitStates = []string{StateBlocked, StateDone}
 
 // ValidName reports whether s is a legal member name (vocab.NamePattern).
@@ -327,7 +329,7 @@ type SendKeysResult struct {
 
 // WaitOptions tune Wait. Several names without Any mean All.
 type WaitOptions struct {
-	States  []string      `json:"states,omitempty"` // default blocked,done
+	States  []string      `json:"states,omitempty"` // none: the open task's end, or blocked (DefaultWaitStates)
 	Any     bool          `json:"any,omitempty"`
 	All     bool          `json:"all,omitempty"`
 	Timeout time.Duration `json:"-"` // 0 = no deadline

@@ -587,7 +587,9 @@ func (c *Client) SendKeysNow(ctx context.Context, name string, keys ...string) (
 	return &r, c.call(ctx, MethodSendKeys, SendKeysParams{Name: name, Keys: keys, Now: true}, &r)
 }
 
-// Wait blocks until the members reach one of opts.States (default blocked,done). The result is
+// Wait blocks until the members reach one of opts.States (none: until the task open when the wait
+// began ends, whatever state that end leaves, or the member reads blocked; with no task open,
+// until it is at rest: idle, done or blocked). The result is
 // returned even when err is set: timeout → exit 2, ended/gone → exit 3.
 func (c *Client) Wait(ctx context.Context, names []string, opts WaitOptions) (*WaitResult, error) {
 	p := WaitParams{Names: names, States: opts.States, Any: opts.Any, All: opts.All, TimeoutMs: opts.Timeout.Milliseconds()}

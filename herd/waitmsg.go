@@ -22,7 +22,7 @@ func (c *Client) waitError(ctx context.Context, r *WaitResult, states []string) 
 	}
 	want := strings.Join(states, ",")
 	if want == "" {
-		want = strings.Join(DefaultWaitStates, ",")
+		want = "the end of its turn or blocked"
 	}
 	var timedOut, ended, gone, maybeAbsent []string
 	for _, o := range r.Results {

@@ -82,29 +82,17 @@ func bundle(name, src, dir string) (*compiled, error) {
 	if isTypeScript(name) {
 		loader = api.LoaderTS
 	}
-	res := api.Build(api.BuildOptions{
-		Stdin: &api.StdinOptions{
-			Contents:   src,
-			ResolveDir: absDir,
-			Sourcefile: path.Base(filepath.ToSlash(name)),
-			Loader:     loader,
-		},
-		AbsWorkingDir:     absDir,
-		Outfile:           filepath.Join(absDir, bundleFile),
-		Bundle:            true,
-		Write:             false,
-		Format:            api.FormatESModule,
-		Target:            api.ESNext,
-		Platform:          api.PlatformNeutral,
-		MainFields:        []string{"module", "main"},
-		Sourcemap:         api.SourceMapExternal,
-		SourcesContent:    api.SourcesContentExclude,
-		Charset:           api.CharsetUTF8,
-		LogLevel:          api.LogLevelSilent,
-		Loader:            map[string]api.Loader{".mosh": api.LoaderJS},
-		ResolveExtensions: []string{".mosh", ".ts", ".js", ".mjs", ".json"},
-		Plugins:           []api.Plugin{modulePlugin},
+	opts := buildOptions(absDir, &api.StdinOptions{
+		Contents:   src,
+		ResolveDir: absDir,
+		Sourcefile: path.Base(filepath.ToSlash(name)),
+		Loader:     loader,
 	})
+	opts.Outfile = filepath.Join(absDir, bundleFile)
+	opts.Format = api.FormatESModule
+	opts.Sourcemap = api.SourceMapExternal
+	opts.SourcesContent = api.SourcesContentExclude
+	res := api.Build(opts)
 	if len(res.Errors) > 0 {
 		return nil, bundleError(name, res.Errors)
 	}
@@ -137,6 +125,26 @@ func bundle(name, src, dir string) (*compiled, error) {
 		return nil, err
 	}
 	return &compiled{prog: prog, async: true}, nil
+}
+
+// buildOptions are esbuild's options for an import graph rooted at stdin in absDir, shared by a
+// script's bundle and the REPL's ImportModule: the same resolution, loaders and mosh: modules,
+// nothing written. The caller sets the format (and the source map).
+func buildOptions(absDir string, stdin *api.StdinOptions) api.BuildOptions {
+	return api.BuildOptions{
+		Stdin:             stdin,
+		AbsWorkingDir:     absDir,
+		Bundle:            true,
+		Write:             false,
+		Target:            api.ESNext,
+		Platform:          api.PlatformNeutral,
+		MainFields:        []string{"module", "main"},
+		Charset:           api.CharsetUTF8,
+		LogLevel:          api.LogLevelSilent,
+		Loader:            map[string]api.Loader{".mosh": api.LoaderJS},
+		ResolveExtensions: []string{".mosh", ".ts", ".js", ".mjs", ".json"},
+		Plugins:           []api.Plugin{modulePlugin},
+	}
 }
 
 // compileJS parses and compiles one script, reporting a syntax error with its position (goja's

@@ -1,10 +1,14 @@
 package runtime
 
 import (
+	"fmt"
+	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/dop251/goja"
 	"github.com/evanw/esbuild/pkg/api"
 )
 
@@ -62,4 +66,39 @@ var modulePlugin = api.Plugin{
 			return api.OnLoadResult{Contents: &src, Loader: api.LoaderJS}, nil
 		})
 	},
+}
+
+// importKey is the global an ImportModule bundle leaves its namespace in, for one moment.
+const importKey = "__moshImportedModule"
+
+// ImportModule loads a module as a script's import would ("mosh:eval", or a file relative to dir:
+// "./lib.mosh") into vm and returns its namespace object: the REPL's `import`, which goja lacks.
+// Each call evaluates the module anew. Call it on vm's loop goroutine.
+func ImportModule(vm *goja.Runtime, spec, dir string) (goja.Value, error) {
+	absDir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("resolving %s: %w", dir, err)
+	}
+	entry := fmt.Sprintf("import * as ns from %s;\nglobalThis[%q] = ns;\n", strconv.Quote(spec), importKey)
+	opts := buildOptions(absDir, &api.StdinOptions{Contents: entry, ResolveDir: absDir, Sourcefile: "<import>", Loader: api.LoaderJS})
+	opts.Format = api.FormatIIFE
+	res := api.Build(opts)
+	if len(res.Errors) > 0 {
+		m := res.Errors[0]
+		return nil, fmt.Errorf("import %s: %s", spec, m.Text)
+	}
+	if len(res.OutputFiles) == 0 {
+		return nil, fmt.Errorf("import %s: esbuild produced no output", spec)
+	}
+	prog, err := goja.Compile(spec, string(res.OutputFiles[0].Contents), false)
+	if err != nil {
+		return nil, fmt.Errorf("import %s: %w", spec, err)
+	}
+	if _, err := vm.RunProgram(prog); err != nil {
+		return nil, err
+	}
+	global := vm.GlobalObject()
+	ns := global.Get(importKey)
+	_ = global.Delete(importKey)
+	return ns, nil
 }

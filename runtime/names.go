@@ -1,10 +1,13 @@
 package runtime
 
 import (
+	"errors"
 	"net/url"
 	"strings"
 
 	"github.com/dop251/goja"
+
+	"github.com/mosh-dev/mosh/exitcode"
 )
 
 // A Go function handed to goja is named after its Go symbol
@@ -35,6 +38,12 @@ func isGoSymbol(name string) bool {
 func newGoError(vm *goja.Runtime, err error) *goja.Object {
 	obj := vm.NewGoError(err)
 	_ = obj.DefineDataProperty("name", vm.ToValue("Error"), goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	var coded *exitcode.Error
+	if errors.As(err, &coded) {
+		// The exit code the error carries (3 gone, 5 infrastructure…), as the uncaught error
+		// would exit with: a script can branch on e.code.
+		_ = obj.DefineDataProperty("code", vm.ToValue(int(coded.Code)), goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	}
 	if st := obj.Get("stack"); st != nil && !goja.IsUndefined(st) {
 		if s := st.String(); strings.HasPrefix(s, "GoError") {
 			_ = obj.DefineDataProperty("stack", vm.ToValue("Error"+strings.TrimPrefix(s, "GoError")), goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dop251/goja"
@@ -43,6 +44,10 @@ type vu struct {
 	env    map[string]string
 	name   string
 	dir    string
+
+	endMu sync.Mutex
+	ends  []func() // OnEnd's, run by runEnds
+	ended bool
 }
 
 func (v *vu) Runtime() *goja.Runtime               { return v.vm }
@@ -55,6 +60,28 @@ func (v *vu) Args() []string                       { return v.args }
 func (v *vu) Env() map[string]string               { return v.env }
 func (v *vu) ScriptName() string                   { return v.name }
 func (v *vu) Dir() string                          { return v.dir }
+
+func (v *vu) OnEnd(f func()) {
+	v.endMu.Lock()
+	if !v.ended {
+		v.ends = append(v.ends, f)
+		v.endMu.Unlock()
+		return
+	}
+	v.endMu.Unlock()
+	f()
+}
+
+// runEnds runs the OnEnd functions, last registered first, and waits for them.
+func (v *vu) runEnds() {
+	v.endMu.Lock()
+	ends := v.ends
+	v.ends, v.ended = nil, true
+	v.endMu.Unlock()
+	for i := len(ends) - 1; i >= 0; i-- {
+		ends[i]()
+	}
+}
 
 // scriptDir is where relative imports of a script resolve by default.
 func scriptDir(name, dir string) string {
@@ -228,5 +255,7 @@ func run(parent context.Context, s Script, o Options) error {
 		cancel(err)
 		v.loop.drain(o.drainGrace())
 	}
+	cancel(errDraining)
+	v.runEnds()
 	return asExitError(err)
 }

@@ -598,3 +598,56 @@ func TestFieldNameMapper(t *testing.T) {
 		t.Errorf("stdout %q, want %q", r.stdout, want)
 	}
 }
+
+// TestRunWaitsForOnEnd: cleanup a builtin registers with OnEnd runs when the run ends, however
+// it ends (done, an error, Ctrl-C), after the run's context was cancelled, and Run returns only
+// once it finished: a process that exits when Run returns never cuts a cleanup short (an
+// interrupted eval killing its members).
+func TestRunWaitsForOnEnd(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, src string }{
+		{"done", "register()"},
+		{"error", "register(); throw new Error('x')"},
+		{"interrupt", "register(); await new Promise(() => { interruptMe() })"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var order []string
+			var cancelled bool
+			gate, started := make(chan struct{}), make(chan struct{})
+			returned := make(chan error, 1)
+			go func() {
+				returned <- Run(ctx, Script{Name: "end.mosh", Source: []byte(tc.src)}, Options{Install: func(vu VU) error {
+					if err := vu.Runtime().Set("interruptMe", func() { cancel() }); err != nil {
+						return err
+					}
+					return vu.Runtime().Set("register", func() {
+						vu.OnEnd(func() { order = append(order, "first") })
+						vu.OnEnd(func() {
+							cancelled = vu.Context().Err() != nil
+							close(started)
+							<-gate
+							order = append(order, "second")
+						})
+					})
+				}})
+			}()
+			select {
+			case err := <-returned:
+				t.Fatalf("Run returned (%v) before its end functions ran", err)
+			case <-started:
+			}
+			select {
+			case err := <-returned:
+				t.Fatalf("Run returned (%v) while an end function was still running", err)
+			default:
+			}
+			close(gate)
+			<-returned
+			if strings.Join(order, ",") != "second,first" || !cancelled {
+				t.Fatalf("end functions ran %v (want second,first: last registered first), context cancelled: %v", order, cancelled)
+			}
+		})
+	}
+}

@@ -77,6 +77,7 @@ func (s *Session) loop(ctx context.Context) {
 	close(s.done)
 	s.cancel(errDraining)
 	s.v.loop.drain(s.drainGrace)
+	s.v.runEnds()
 }
 
 func (s *Session) report(err error) {

@@ -47,4 +47,11 @@ type VU interface {
 	// relative paths the script names (Options.Dir, default the script's directory).
 	ScriptName() string
 	Dir() string
+	// OnEnd registers f to run once when the run ends, however it ends (done, an error, exit,
+	// Ctrl-C, --timeout): after the run's context is cancelled and its pending Go work drained,
+	// last registered first. Run (and Session.Close) return only after every f returned, so
+	// cleanup a builtin owes (killing a script's temporary members) is finished before the
+	// process can exit. f runs off the loop goroutine and must not touch the VM. Safe from any
+	// goroutine; registered after the end, f runs at once.
+	OnEnd(f func())
 }

@@ -163,7 +163,7 @@ func TestExamples(t *testing.T) {
 				"  ▶ sh(\"true\") → would run\n" +
 				"  ▶ sh(\"rm -rf /tmp/mosh-example-never-deleted\") → would run\n" +
 				"  ▶ writeText(\"/tmp/mosh-example-never-written.txt\", \"hello\") → would write 5 bytes\n" +
-				"hit --max 3 — stopping (pass --max to go longer)\n"},
+				"hit --max 3 — stopping (pass --max N to go longer, --max 0 for no cap)\n"},
 		{args: []string{"scripts/examples/dry-run.mosh"}, code: 1,
 			stderr: "this example deletes and writes files unless you pass --dry-run:\n  mosh --dry-run scripts/examples/dry-run.mosh\n"},
 		// The fan-out needs a herd: conformance/remote runs it against local and remote members;
@@ -298,7 +298,7 @@ func TestBadInvocations(t *testing.T) {
 	s.run("", "scripts").expect(t, "a directory", 1, "", "mosh: scripts is a directory, not a script\n")
 	s.run("", "--timeout", "soon", "-e", "0").expect(t, "bad duration", 1, "",
 		"mosh: invalid value \"soon\" for --timeout: want a duration (500ms, 2s, 10m, 1h; a bare number is seconds) (see 'mosh --help')\n")
-	s.run("", "--max", "0", "-e", "0").expect(t, "--max 0", 1, "", "mosh: --max must be at least 1 (it bounds how many times alive reads true)\n")
+	s.run("", "--max", "-1", "-e", "0").expect(t, "--max -1", 1, "", "mosh: --max must be 0 (no cap) or a positive count of how many times alive reads true, not -1\n")
 	s.run("", "help", "nothing-like-this").expect(t, "help unknown", 1, "",
 		"mosh: no help for \"nothing-like-this\": it is not a verb, a script function or a topic (run 'mosh commands')\n")
 }
@@ -335,7 +335,9 @@ func TestEvalStdinAndArgs(t *testing.T) {
 	s.run("", "run", "scripts/examples/hello.mosh", "Z").
 		expect(t, "run FILE", 0, "hello, Z\n  💬 scripts are JavaScript, with a few shell-friendly globals\n", "")
 	s.run("", "--max", "5", "-e", "let n = 0; while (alive) n++; console.log(n)").
-		expect(t, "--max 5", 0, "5\n", "hit --max 5 — stopping (pass --max to go longer)\n")
+		expect(t, "--max 5", 0, "5\n", "hit --max 5 — stopping (pass --max N to go longer, --max 0 for no cap)\n")
+	s.run("", "--max", "0", "-e", "let n = 0; while (alive) { n++; if (n == 2000) break } console.log(n)").
+		expect(t, "--max 0: no cap", 0, "2000\n", "")
 	s.run("", "-e", "console.log(env.MOSH_HOME === "+fmt.Sprintf("%q", s.moshHome())+")").expect(t, "MOSH_HOME in env", 0, "true\n", "")
 }
 

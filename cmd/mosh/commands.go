@@ -257,7 +257,11 @@ func (c *cli) printFunctionHelp(v *builtins.Verb) {
 		traits = append(traits, "returns a promise")
 	}
 	if v.Read {
-		traits = append(traits, "never throws on failure (returns "+emptyText(v.Empty)+"), only on misuse")
+		trait := "never throws on failure (returns " + emptyText(v.Empty) + "), only on misuse"
+		if v.Group == "herd" && strings.HasPrefix(v.Params, "name:") {
+			trait += " or a member name not on the roster (code 3)"
+		}
+		traits = append(traits, trait)
 	}
 	if v.SideEffect {
 		traits = append(traits, "narrated and skipped under --dry-run")

@@ -738,7 +738,7 @@ func (h *herdCLI) waitCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "wait NAME… [--any|--all] [--state S,…] [--timeout D]",
 		Short: "wait until members reach a state (exit 0 matched, 2 timeout, 3 gone or ended)",
-		Example: `  mosh wait api                       # until blocked or done
+		Example: `  mosh wait api                       # until its turn ends (done, or idle for a shell) or it is blocked
   mosh wait api web --any --state blocked,done
   mosh wait api --state idle --timeout 10m`,
 		Args: cobra.MinimumNArgs(1),
@@ -772,7 +772,7 @@ func (h *herdCLI) waitCmd() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&anyF, "any", false, "return when the first member matches (the others keep running)")
 	cmd.Flags().BoolVar(&allF, "all", false, "return when every member matched (the default for several names)")
-	cmd.Flags().StringVar(&states, "state", "", "states to wait for, comma-separated (default blocked,done)")
+	cmd.Flags().StringVar(&states, "state", "", "states to wait for, comma-separated (default: the end of the open task, whatever state it leaves, or blocked)")
 	cmd.Flags().StringVar(&timeout, "timeout", "30m", "give up after this long (exit 2); 0 = never")
 	jsonFlag(cmd, "print {mode, outcome, winner, results} as JSON")
 	return cmd

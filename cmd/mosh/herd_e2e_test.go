@@ -677,7 +677,7 @@ for (let i = 0; i < 300 && !screen.includes("from-script-12"); i++) {
   await sleep(20)
 }
 console.log("read", screen.includes("from-script-12"))
-console.log("read-missing", JSON.stringify(await herdRead("ghost")))
+try { await herdRead("ghost"); console.log("read-missing resolved") } catch (err) { console.log("read-missing", err.code) }
 // A prompt is a claim of working for at most 1.5 s (herd/state: Tracker.Prompted); after it
 // lapses a plain shell, which never draws a working marker, reads its screen again.
 await sleep(2500)
@@ -692,7 +692,8 @@ await herdRun(["/bin/sh", "-c", "exec cat"], {name: "s2"})
 console.log("winner", await herdWait(["s1", "s2"], {any: true, states: ["idle", "unknown"], timeout: "20s"}))
 console.log("keys", (await herdSendKeys("s2", "abc", "Enter")).ok)
 console.log("kill", JSON.stringify(await herdKill("s2")))
-console.log("gone", await herdWait("s2", {states: ["working"], timeout: "5s"}))
+try { await herdWait("s2", {states: ["working"], timeout: "5s"}); console.log("gone resolved") } catch (err) { console.log("gone", err.code) }
+console.log("gone wanted", await herdWait("s2", {states: ["gone"], timeout: "5s"}))
 try { herdPrompt("s1") } catch (err) { console.log("misuse", err.name, err.message.startsWith("herdPrompt(")) }
 try { herdWait("Bad") } catch (err) { console.log("misuse", err.name) }
 `
@@ -706,13 +707,14 @@ try { herdWait("Bad") } catch (err) { console.log("misuse", err.name) }
 		"prompt true",
 		`list [["s1",true]]`,
 		"read true",
-		`read-missing ""`,
+		"read-missing 3",
 		"timeout 2 timeout",
 		"nothrow",
 		"winner s",
 		"keys true",
 		`kill {"ok":true,"killed":["s2"]}`,
-		"gone gone",
+		"gone 3",
+		"gone wanted gone",
 		"misuse TypeError true",
 		"misuse TypeError",
 	}

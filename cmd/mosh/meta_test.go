@@ -105,8 +105,8 @@ func TestMaxOnlyWhereScriptsRun(t *testing.T) {
 			t.Errorf("mosh %v: exit %d, shows --max:\n%s", args, o.code, o.stdout)
 		}
 	}
-	s.run("", "loop", "--max", "5").expect(t, "loop --max 5", 0, "5\n", "hit --max 5 — stopping (pass --max to go longer)\n")
-	s.run("", "--max", "4", "loop").expect(t, "--max 4 loop", 0, "4\n", "hit --max 4 — stopping (pass --max to go longer)\n")
+	s.run("", "loop", "--max", "5").expect(t, "loop --max 5", 0, "5\n", "hit --max 5 — stopping (pass --max N to go longer, --max 0 for no cap)\n")
+	s.run("", "--max", "4", "loop").expect(t, "--max 4 loop", 0, "4\n", "hit --max 4 — stopping (pass --max N to go longer, --max 0 for no cap)\n")
 	s.run("", "run", "--max", "2", "-").expect(t, "run --max 2 -", 0, "", "")
 }
 

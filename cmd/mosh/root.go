@@ -298,7 +298,7 @@ const runWideFlag = "mosh-run-wide"
 // true. Verbs that run no script do not show it.
 func (c *cli) addMaxFlag(cmd *cobra.Command) {
 	if cmd.Flags().Lookup("max") == nil {
-		cmd.Flags().IntVar(&c.max, "max", builtins.DefaultMax, "how many times alive reads true (a script loop's safety cap)")
+		cmd.Flags().IntVar(&c.max, "max", builtins.DefaultMax, "how many times alive reads true (a script loop's safety cap; 0 = no cap)")
 		// A run-wide flag, like --timeout: `mosh commands` lists a verb's own (header) flags.
 		_ = cmd.Flags().SetAnnotation("max", runWideFlag, []string{"true"})
 	}
@@ -394,15 +394,16 @@ func (c *cli) runScript(ctx context.Context, s runtime.Script, args []string, fl
 }
 
 func (c *cli) runScriptWithStdin(ctx context.Context, s runtime.Script, args []string, flags map[string]any, dir string, stdin io.Reader) error {
-	if c.max < 1 {
-		return exitcode.New(exitcode.Usage, "--max must be at least 1 (it bounds how many times alive reads true)")
+	max, err := c.scriptMax()
+	if err != nil {
+		return err
 	}
 	if args == nil {
 		args = []string{}
 	}
 	env := c.gs.scriptEnv()
 	cfg := builtins.Config{
-		Args: args, Env: env, Max: c.max, DryRun: c.dryRun, Flags: flags,
+		Args: args, Env: env, Max: max, DryRun: c.dryRun, Flags: flags,
 		Stdout: c.gs.Stdout, Stderr: c.gs.Stderr, StdoutTTY: c.gs.StdoutTTY, StderrTTY: c.gs.StderrTTY,
 		StdinTTY: c.gs.StdinTTY,
 	}
@@ -413,6 +414,18 @@ func (c *cli) runScriptWithStdin(ctx context.Context, s runtime.Script, args []s
 	})
 }
 
+// scriptMax is --max as the builtins take it: 0 lifts the cap (builtins.NoMax), a negative
+// count is a usage error.
+func (c *cli) scriptMax() (int, error) {
+	switch {
+	case c.max < 0:
+		return 0, exitcode.New(exitcode.Usage, "--max must be 0 (no cap) or a positive count of how many times alive reads true, not %d", c.max)
+	case c.max == 0:
+		return builtins.NoMax, nil
+	}
+	return c.max, nil
+}
+
 func (c *cli) runREPL(ctx context.Context) error {
 	if c.gs.releaseSignals != nil {
 		c.gs.releaseSignals() // the REPL handles Ctrl-C itself
@@ -421,8 +434,12 @@ func (c *cli) runREPL(ctx context.Context) error {
 	if err != nil {
 		return exitcode.Wrap(fmt.Errorf("finding MOSH_HOME for the REPL history: %w (set MOSH_HOME)", err), exitcode.Infra)
 	}
+	max, err := c.scriptMax()
+	if err != nil {
+		return err
+	}
 	env := c.gs.scriptEnv()
-	cfg := builtins.Config{Args: []string{}, Env: env, Max: c.max, DryRun: c.dryRun, Stdout: c.gs.Stdout, Stderr: c.gs.Stderr, StdoutTTY: c.gs.StdoutTTY}
+	cfg := builtins.Config{Args: []string{}, Env: env, Max: max, DryRun: c.dryRun, Stdout: c.gs.Stdout, Stderr: c.gs.Stderr, StdoutTTY: c.gs.StdoutTTY}
 	return repl.Run(ctx, repl.Options{
 		Stdin: c.gs.Stdin, Stdout: c.gs.Stdout, Stderr: c.gs.Stderr,
 		HistoryPath: filepath.Join(home, "repl_history"),

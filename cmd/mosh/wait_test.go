@@ -25,9 +25,13 @@ func TestWaitMessagesNameTheMembers(t *testing.T) {
 	if strings.Contains(errs, "for  (") || strings.Contains(errs, "(state )") {
 		t.Errorf("wait a b timeout names nobody: %q", errs)
 	}
-	_, errs = e.expect(2, "wait", "a", "--timeout", "300ms")
-	if !strings.Contains(errs, "timed out waiting for a (state ") || !strings.Contains(errs, "to reach blocked,done") {
-		t.Errorf("wait a timeout: %q", errs)
+	// Without --state: a at rest with no task open answers at once; s, busy in a command that
+	// never reads its terminal, times out naming what the wait was for.
+	e.expect(0, "wait", "a", "--timeout", "30s")
+	e.ok("herd", "run", "--name", "s", "--", "/bin/sh", "-c", "sleep 600")
+	_, errs = e.expect(2, "wait", "s", "--timeout", "300ms")
+	if !strings.Contains(errs, "timed out waiting for s (state ") || !strings.Contains(errs, "to reach the end of its turn or blocked") {
+		t.Errorf("wait s timeout: %q", errs)
 	}
 
 	_, errs = e.expect(3, "wait", "ghost")

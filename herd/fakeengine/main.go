@@ -62,7 +62,7 @@
 //	fakeengine [--style claude|codex] [--settings PATH] [--turn 1s] [--slow 30s]
 //	           [--tick 100ms] [--notify-after 6s] [--idle-notify 60s] [--hook-trust]
 //	           [--menu-delay 0] [--menu-deaf 0] [--esc-twice] [--headless]
-//	           [--start 0] [--drop-enter 0] [--paste-delay 0]
+//	           [--start 0] [--drop-enter 0] [--paste-delay 0] [--read-pause 0]
 //
 // Every duration flag also reads FAKEENGINE_<NAME> (FAKEENGINE_TURN=50ms).
 // Other flags and arguments (the real engines' launch, agent and resume
@@ -104,12 +104,15 @@ const (
 )
 
 type config struct {
-	style       string
-	st          *style // styles[style]
-	settings    string
-	turn        time.Duration
-	slow        time.Duration
-	tick        time.Duration
+	style    string
+	st       *style // styles[style]
+	settings string
+	turn     time.Duration
+	slow     time.Duration
+	tick     time.Duration
+	// readPause: after each read of its input the engine takes no input for this long (a
+	// loaded machine's engine): keys written meanwhile arrive together in the next read.
+	readPause   time.Duration
 	notifyAfter time.Duration
 	idleNotify  time.Duration
 	hookTrust   bool
@@ -180,6 +183,7 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&c.stopGate, "stop-gate", os.Getenv("FAKEENGINE_STOP_GATE"), "the Stop hook fires once this file exists, not after --stop-delay (env FAKEENGINE_STOP_GATE)")
 	fs.StringVar(&c.takeGate, "take-gate", os.Getenv("FAKEENGINE_TAKE_GATE"), "a prompt that says hold is taken once this file exists, not after --take-delay; FILE.held says it waits (env FAKEENGINE_TAKE_GATE)")
 	fs.BoolVar(&c.escTwice, "esc-twice", os.Getenv("FAKEENGINE_ESC_TWICE") == "1", "OpenCode's Esc: a second press interrupts; Escapes in one read are one press")
+	durationFlag(fs, &c.readPause, "read-pause", 0, "how long after each read of its input the engine reads no more (a loaded machine: keys written meanwhile come in one read)")
 	durationFlag(fs, &c.pasteDelay, "paste-delay", 0, "how long after it arrived a pasted text reaches the input box")
 	durationFlag(fs, &c.start, "start", 0, "how long the engine draws its start-up before it takes a prompt")
 	fs.IntVar(&c.dropEnter, "drop-enter", envInt("FAKEENGINE_DROP_ENTER"), "how many Enters that would submit a prompt are lost (env FAKEENGINE_DROP_ENTER)")
@@ -522,6 +526,9 @@ func (e *engine) readInput() {
 		if err != nil {
 			e.events <- func() { e.exitCode = 0; e.end("other") }
 			return
+		}
+		if e.cfg.readPause > 0 {
+			time.Sleep(e.cfg.readPause)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package repl
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -41,7 +42,7 @@ func openHistory(path string) (*history, error) {
 	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
 	for sc.Scan() {
 		if line := sc.Text(); line != "" {
-			h.entries = append(h.entries, line)
+			h.entries = append(h.entries, decodeEntry(line))
 		}
 	}
 	if len(h.entries) > historyLimit {
@@ -58,29 +59,24 @@ func (h *history) load(l *liner.State) {
 	}
 }
 
-// add records one evaluated input. A multi-line input is kept as one entry joined by spaces
-// when that keeps its meaning (no // comment, no template literal); otherwise line by line.
-// Inputs starting with a space are not recorded (as in shells: a way to keep a secret out).
+// add records one evaluated input as one entry. A multi-line input is joined by spaces when that
+// keeps its meaning (no // comment, no template literal), and kept with its newlines otherwise
+// (the file stores such an entry as one JSON string: encodeEntry), so it comes back whole after
+// a restart. Inputs starting with a space are not recorded (as in shells: a way to keep a
+// secret out).
 func (h *history) add(src string) {
 	if src == "" || strings.HasPrefix(src, " ") {
 		return
 	}
-	var items []string
-	if !strings.Contains(src, "\n") {
-		items = []string{src}
-	} else if !strings.Contains(src, "//") && !strings.Contains(src, "`") {
+	it := src
+	if strings.Contains(src, "\n") && !strings.Contains(src, "//") && !strings.Contains(src, "`") {
 		lines := strings.Split(src, "\n")
 		for i := range lines {
 			lines[i] = strings.TrimSpace(lines[i])
 		}
-		items = []string{strings.Join(lines, " ")}
-	} else {
-		items = strings.Split(src, "\n")
+		it = strings.Join(lines, " ")
 	}
-	for _, it := range items {
-		if n := len(h.entries); n > 0 && h.entries[n-1] == it {
-			continue
-		}
+	if n := len(h.entries); n == 0 || h.entries[n-1] != it {
 		h.entries = append(h.entries, it)
 		if h.liner != nil {
 			h.liner.AppendHistory(it)
@@ -104,7 +100,7 @@ func (h *history) save() error {
 	}
 	w := bufio.NewWriter(f)
 	for _, e := range h.entries {
-		_, _ = w.WriteString(e)
+		_, _ = w.WriteString(encodeEntry(e))
 		_ = w.WriteByte('\n')
 	}
 	if err := w.Flush(); err != nil {
@@ -119,4 +115,26 @@ func (h *history) save() error {
 		return err
 	}
 	return os.Rename(tmp, h.path)
+}
+
+// encodeEntry is an entry as one line of the history file: as it is, or, when it holds a
+// newline, as a JSON string. decodeEntry reads either; a plain line that happens to be a JSON
+// string without a newline ("x") stays as it is.
+func encodeEntry(e string) string {
+	if !strings.ContainsAny(e, "\n\r") {
+		return e
+	}
+	b, _ := json.Marshal(e)
+	return string(b)
+}
+
+func decodeEntry(line string) string {
+	if !strings.HasPrefix(line, `"`) {
+		return line
+	}
+	var s string
+	if err := json.Unmarshal([]byte(line), &s); err != nil || !strings.ContainsAny(s, "\n\r") {
+		return line
+	}
+	return s
 }

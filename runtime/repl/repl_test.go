@@ -41,6 +41,10 @@ func TestEval(t *testing.T) {
 		{"syntax error with caret", "let z = ;\nawait 1; let y = ;\n3\n", "3\n", "<repl>:1:9: SyntaxError: Unexpected token ;\nlet z = ;\n        ^\n<repl>:1:18: SyntaxError: Unexpected token ;\nawait 1; let y = ;\n                 ^\n"},
 		{"throwing timer is reported, session goes on", "setTimeout(() => { throw new Error('in timer') }, 1)\nawait new Promise(r => setTimeout(r, 30))\n'alive'\n", "1\nundefined\n'alive'\n", "Uncaught Error: in timer\n    at <repl>:1:26\n"},
 		{"dot commands", ".help\n.nope\n.exit\n1\n", helpText, "unknown REPL command .nope (try .help)\n"},
+		{"a line that starts with ( and awaits", "(await Promise.resolve([1, 2])).length\n((await Promise.resolve(3)))\nlet n = 2; (await Promise.resolve(n)) * 2\n", "2\n3\n4\n", ""},
+		{"the rewrite never shows in an error", "await 1; let q = ;\nlet w = await 1; w +* 2\n", "",
+			"<repl>:1:18: SyntaxError: Unexpected token ;\nawait 1; let q = ;\n                 ^\n<repl>:1:21: SyntaxError: Unexpected token *\nlet w = await 1; w +* 2\n                    ^\n"},
+		{"imports of built-in modules", "import { ASSERT_TYPES as T } from \"mosh:test\"\nT.length\nconst m = await import(\"mosh:test\")\nm.ASSERT_TYPES[0]\nimport * as ns from 'mosh:test'; ns.double(4)\nimport \"mosh:test\"\n", "undefined\n2\nundefined\n'a'\n8\nundefined\n", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -53,6 +57,20 @@ func TestEval(t *testing.T) {
 				t.Errorf("stdout %q\nstderr %q\nwant   %q\nstderr %q", out, errOut, c.stdout, c.stderr)
 			}
 		})
+	}
+}
+
+func init() {
+	runtime.RegisterModule("test", "export const ASSERT_TYPES = ['a', 'b']\nexport function double(x) { return 2 * x }\n")
+}
+
+// A module that does not exist is an error naming it, thrown by a static import and rejected by
+// a dynamic one; the session goes on.
+func TestImportErrors(t *testing.T) {
+	t.Parallel()
+	out, errOut, err := runLines(t, "import { x } from \"mosh:nope\"\nawait import(\"mosh:nope\")\n1\n", Options{})
+	if err != nil || out != "1\n" || strings.Count(errOut, `no built-in module "mosh:nope"`) != 2 || strings.Contains(errOut, importFn) {
+		t.Fatalf("stdout %q stderr %q err %v", out, errOut, err)
 	}
 }
 
@@ -105,6 +123,19 @@ func TestHistoryFile(t *testing.T) {
 	}
 	if want := "1 + 1\nfunction f() { return 1 }\n2 + 2\n"; string(data) != want {
 		t.Errorf("history %q, want %q", data, want)
+	}
+	// An entry whose lines cannot be joined (a // comment, a template literal) comes back whole
+	// after a restart, not in fragments.
+	multi := "function g() { // the answer\n  return `4\n2`\n}"
+	if _, _, err := runLines(t, multi+"\n", Options{HistoryPath: path}); err != nil {
+		t.Fatal(err)
+	}
+	h, err := openHistory(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := h.entries; len(got) != 4 || got[3] != multi || got[1] != "function f() { return 1 }" {
+		t.Errorf("history entries after a restart %q, want the last %q whole", got, multi)
 	}
 	st, _ := os.Stat(path)
 	dst, _ := os.Stat(dir)

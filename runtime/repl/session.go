@@ -28,6 +28,7 @@ Enter evaluates a complete statement; an unfinished one (an open brace, bracket 
 continues on the next line. Results are printed, promises awaited first; await works at the
 top level. Tab completes globals and properties (a.b.<Tab>). Ctrl-C clears the line or stops
 a running evaluation. Top-level let, const and class act like var, so they can be redeclared.
+import { loadDataset } from "mosh:eval" and await import("./lib.mosh") work as in a script.
 `
 
 // replState is one interactive session.
@@ -57,7 +58,15 @@ func run(ctx context.Context, o Options) error {
 	var mu sync.Mutex
 	stdout, stderr = &lockedWriter{mu: &mu, w: stdout}, &lockedWriter{mu: &mu, w: stderr}
 	sess, err := runtime.NewSession(ctx, replName, runtime.Options{
-		Args: o.Args, Env: o.Env, Stdout: stdout, Stderr: stderr, Install: o.Install,
+		Args: o.Args, Env: o.Env, Stdout: stdout, Stderr: stderr, Install: func(vu runtime.VU) error {
+			if err := installImport(vu); err != nil {
+				return err
+			}
+			if o.Install != nil {
+				return o.Install(vu)
+			}
+			return nil
+		},
 	})
 	if err != nil {
 		return err
@@ -179,6 +188,19 @@ func (r *replState) end(err error) error {
 	return err
 }
 
+// installImport defines the REPL's import function (importFn): a module's namespace, modules
+// resolved as a script in the current directory resolves them.
+func installImport(vu runtime.VU) error {
+	vm := vu.Runtime()
+	return vm.Set(importFn, func(spec string) goja.Value {
+		ns, err := runtime.ImportModule(vm, spec, vu.Dir())
+		if err != nil {
+			panic(vm.NewGoError(err))
+		}
+		return ns
+	})
+}
+
 // outcome is what evaluating one input produced, delivered from the loop goroutine.
 type outcome struct {
 	text  string // the printed result or error
@@ -205,6 +227,11 @@ func (r *replState) eval(src string) {
 				}
 			}
 			compiled, err := runtime.Compile(replName, prog.src)
+			if err != nil && prog.plain != "" {
+				// The edits broke it (they never should): run the input as typed, its
+				// declarations local, rather than show the rewrite.
+				compiled, err = runtime.Compile(replName, prog.plain)
+			}
 			if err != nil {
 				return fixWrappedPosition(err, prog.async)
 			}

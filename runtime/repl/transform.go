@@ -20,6 +20,50 @@ const (
 
 var awaitWord = lazyRegexp(`\bawait\b`)
 
+// importFn is the REPL's import (goja has no modules): a global function the session installs,
+// returning a module's namespace (runtime.ImportModule).
+const importFn = "__moshImport"
+
+var (
+	// staticImport matches one import declaration on its own line(s): a default binding, a
+	// namespace or a braced list (or both), or only the module (a side-effect import).
+	staticImport = lazyRegexp(`(?m)^([ \t]*)import\s*(?:([\w$]+)\s*(?:,\s*)?)?(?:\*\s*as\s+([\w$]+)|\{([^}]*)\})?\s*(?:from\s*)?("[^"\n]+"|'[^'\n]+')[ \t]*;?`)
+	// dynamicImport is import(…), a call.
+	dynamicImport = lazyRegexp(`\bimport\s*\(`)
+	importAs      = lazyRegexp(`\s+as\s+`)
+)
+
+// rewriteImports turns an input's import declarations into declarations bound to importFn's
+// namespace (`import { a as b } from "m"` → `const { a: b } = __moshImport("m");`), which the
+// REPL then makes globals like any declaration, and import(…) into a promise of the same.
+func rewriteImports(src string) string {
+	if !strings.Contains(src, "import") {
+		return src
+	}
+	src = staticImport().ReplaceAllStringFunc(src, func(m string) string {
+		g := staticImport().FindStringSubmatch(m)
+		indent, def, ns, list, spec := g[1], g[2], g[3], g[4], g[5]
+		call := importFn + "(" + spec + ")"
+		lines := strings.Repeat("\n", strings.Count(m, "\n")) // keep the line numbers
+		switch {
+		case ns != "" && def != "":
+			return indent + "const " + ns + " = " + call + ", " + def + " = " + ns + ".default;" + lines
+		case ns != "":
+			return indent + "const " + ns + " = " + call + ";" + lines
+		case g[4] != "" || strings.Contains(m, "{"):
+			fields := importAs().ReplaceAllString(strings.TrimSpace(list), ": ")
+			if def != "" {
+				fields = "default: " + def + ", " + fields
+			}
+			return indent + "const { " + fields + " } = " + call + ";" + lines
+		case def != "":
+			return indent + "const " + def + " = " + call + ".default;" + lines
+		}
+		return indent + "void " + call + ";" + lines
+	})
+	return dynamicImport().ReplaceAllString(src, "(async (m) => "+importFn+"(m))(")
+}
+
 // incomplete reports whether src is the start of a statement that needs more lines: an unclosed
 // brace, bracket or template literal, or an operator waiting for its operand. This asks the
 // parser rather than counting brackets, which strings, templates and regexps fool. An input
@@ -72,6 +116,9 @@ type program struct {
 	// input's value.
 	src   string
 	async bool
+	// plain is the input wrapped as it is, without the declarations' and the return's edits:
+	// what runs when the edited source does not compile, so the REPL's rewrite never shows.
+	plain string
 }
 
 // prepare turns one complete input into what the session runs.
@@ -85,6 +132,7 @@ type program struct {
 // final expression statement becomes the function's return value, so `const r = await f()`
 // leaves r defined and `await f()` prints its value.
 func prepare(src string) (program, error) {
+	src = rewriteImports(src)
 	if !awaitWord().MatchString(src) {
 		prg, err := parser.ParseFile(nil, "<repl>", src, 0, parser.WithDisableSourceMaps)
 		if err != nil {
@@ -134,6 +182,19 @@ func prepare(src string) (program, error) {
 		case *ast.ExpressionStatement:
 			if i == len(body)-1 {
 				from, to := int(s.Expression.Idx0())-1, int(s.Expression.Idx1())-1
+				// The AST keeps no parentheses: `(await f()).length` starts after its "(".
+				// Take the opening parentheses before the expression in too, back to the
+				// statement before (their closing ones follow to; the return's own wrap them).
+				lo := len(asyncPrefix)
+				if i > 0 {
+					lo = int(body[i-1].Idx1()) - 1
+				}
+				for from > lo && (wrapped[from-1] == '(' || wrapped[from-1] == ' ' || wrapped[from-1] == '\t' || wrapped[from-1] == '\n') {
+					from--
+				}
+				for from < to && wrapped[from] != '(' && (wrapped[from] == ' ' || wrapped[from] == '\t' || wrapped[from] == '\n') {
+					from++
+				}
 				edits = append(edits, edit{from, to, "return (" + wrapped[from:to] + ")"})
 			}
 		}
@@ -143,7 +204,7 @@ func prepare(src string) (program, error) {
 	if len(names) > 0 {
 		declare = "var " + strings.Join(names, ", ") + ";"
 	}
-	return program{declare: declare, src: out, async: true}, nil
+	return program{declare: declare, src: out, async: true, plain: wrapped}, nil
 }
 
 // asyncBody finds the statements of the arrow function the input was wrapped in.

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -1043,5 +1044,38 @@ func TestExitReasonIsTheLastScreenLines(t *testing.T) {
 	res, _ = h.c.Wait(h.ctx, []string{"blank"}, herd.WaitOptions{States: []string{herd.StateIdle}})
 	if res == nil || res.Results[0].ExitReason != "" || res.Results[0].ExitCode == nil || *res.Results[0].ExitCode != 2 {
 		t.Errorf("blank: %+v", res)
+	}
+}
+
+// Without --state, wait waits for the member's open task to end, whatever end its turns have: a
+// shell's turn ends idle, never done, and a wait after its prompt answers at that end (it timed
+// out before). With no task open, a member at rest answers at once; blocked still ends a wait.
+func TestWaitWithoutStatesWaitsForTheTurnsEnd(t *testing.T) {
+	h := newParallelHerd(t)
+	h.run("sh1", `stty -echo; printf 'ready> '; while read l; do sleep 0.2; printf 'got:%s\nready> ' "$l"; done`)
+	h.wait("sh1", herd.StateIdle)
+	p, err := h.c.Prompt(h.ctx, "sh1", "hello", herd.PromptOptions{})
+	if err != nil || p.Task == "" {
+		t.Fatalf("prompt: %+v %v", p, err)
+	}
+	r, err := h.c.Wait(h.ctx, []string{"sh1"}, herd.WaitOptions{Timeout: testTimeout})
+	if err != nil || r.Outcome != herd.OutcomeMatched || r.Results[0].State != herd.StateIdle || !slices.Contains(r.TasksEnded, p.Task) {
+		t.Fatalf("wait for the shell's turn: %+v %v", r, err)
+	}
+	if task, err := h.c.Task(h.ctx, p.Task); err != nil || task.Open {
+		t.Fatalf("the turn's task is still open after the wait: %+v %v", task, err)
+	}
+	// Nothing open, at rest: at once.
+	if r, err := h.c.Wait(h.ctx, []string{"sh1"}, herd.WaitOptions{Timeout: testTimeout}); err != nil || r.Results[0].Outcome != herd.OutcomeMatched {
+		t.Fatalf("wait on a member at rest: %+v %v", r, err)
+	}
+	// blocked ends it too.
+	h.run("ask", askScript)
+	h.wait("ask", herd.StateIdle)
+	if _, err := h.c.Prompt(h.ctx, "ask", "go", herd.PromptOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := h.c.Wait(h.ctx, []string{"ask"}, herd.WaitOptions{Timeout: testTimeout}); err != nil || r.Results[0].State != herd.StateBlocked {
+		t.Fatalf("wait on a member that asks: %+v %v", r, err)
 	}
 }

@@ -128,6 +128,8 @@ type member struct {
 	queueWake chan struct{} // the queue may be able to move (queue.go)
 	// settleWake: a screen settled or a hook reported (submit.go watches a typed prompt).
 	settleWake chan struct{}
+	// outputWake: the engine wrote to its terminal (writePresses waits for a key to be taken).
+	outputWake chan struct{}
 
 	// lastReport is when the engine last reported a hook (guarded by the state lock); lastInput
 	// when keys other than a typed prompt's last reached the terminal (send-keys, attach input),
@@ -203,8 +205,8 @@ func (d *daemon) startMember(ls launchSpec) (*member, error) {
 		d: d, name: ls.name, engine: ls.engine, spec: ls.spec, known: ls.known, bin: ls.bin, args: ls.args, env: ls.env, cwd: ls.cwd,
 		autonomous: ls.autonomous, created: ls.created, cols: cols, rows: rows, ptyProc: &ptyProc{},
 		attached: map[*attachment]struct{}{}, readDone: make(chan struct{}), exitDone: make(chan struct{}), queueWake: make(chan struct{}, 1),
-		settleWake: make(chan struct{}, 1),
-		reading:    herd.Reading{State: herd.StateUnknown, Authority: herd.AuthorityScreen},
+		settleWake: make(chan struct{}, 1), outputWake: make(chan struct{}, 1),
+		reading: herd.Reading{State: herd.StateUnknown, Authority: herd.AuthorityScreen},
 	}
 	m.kind = ptyMember{m}
 	if ls.spec.Hooks {
@@ -281,6 +283,10 @@ func (m *member) readLoop() {
 				a.output(buf[:n])
 			}
 			m.mu.Unlock()
+			select {
+			case m.outputWake <- struct{}{}:
+			default:
+			}
 		}
 		if err != nil {
 			return // EIO once the last process holding the terminal is gone, or Close
@@ -376,20 +382,22 @@ func (m *member) write(b []byte) error {
 	return m.writeLocked(b)
 }
 
-// writePresses writes each key press on its own, the engine's key gap apart (send-keys): two
-// Escapes in one write read as one press to some engines (OpenCode). The write lock is taken
-// per press, so terminal replies are not held up by the pause. It returns the bytes written.
+// writePresses writes each key press on its own (send-keys, interrupt): two Escapes in one read
+// are one press to some engines (OpenCode). A press after the first waits for the engine's key
+// gap and for the engine to have taken the press before it from its terminal (keyTaken), so a
+// loaded engine that reads late still reads them apart. The write lock is taken per press, so
+// terminal replies are not held up by the pause. It returns the bytes written.
 func (m *member) writePresses(ctx context.Context, presses [][]byte) (int, error) {
 	n := 0
 	for i, b := range presses {
 		if i > 0 {
-			t := time.NewTimer(m.spec.keyGap())
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
+			if err := m.keyTaken(ctx); err != nil {
 				return n, exitcode.New(exitcode.Interrupted, "send-keys to %s was canceled after %d of %d keys", m.name, i, len(presses))
 			}
+		}
+		select { // output from before this press says nothing about it
+		case <-m.outputWake:
+		default:
 		}
 		if err := m.write(b); err != nil {
 			return n, err
@@ -397,6 +405,38 @@ func (m *member) writePresses(ctx context.Context, presses [][]byte) (int, error
 		n += len(b)
 	}
 	return n, nil
+}
+
+// keyTakenBound bounds how long a press waits for the engine to take the one before it: an
+// engine that reads nothing (stopped, or at rest and silent) gets the next key then anyway.
+const keyTakenBound = 2 * time.Second
+
+// keyTaken returns once the key gap has passed and the engine has read what was written to its
+// terminal: nothing waits unread in the terminal's input queue. It looks again each time the
+// engine writes to the terminal (its reaction to the key), never on a timer, and gives up at
+// keyTakenBound. An error only when ctx ends.
+func (m *member) keyTaken(ctx context.Context) error {
+	gap := time.NewTimer(m.spec.keyGap())
+	defer gap.Stop()
+	select {
+	case <-gap.C:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	bound := time.NewTimer(keyTakenBound)
+	defer bound.Stop()
+	for m.inputUnread() {
+		select {
+		case <-m.outputWake:
+		case <-m.readDone:
+			return nil
+		case <-bound.C:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
 }
 
 // typePrompt writes text, then Enter as a separate write: TUIs treat a CR arriving in the same

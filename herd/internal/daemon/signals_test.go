@@ -307,3 +307,29 @@ func BenchmarkForegroundProbe(b *testing.B) {
 		}
 	}
 }
+
+// The interrupt's second Escape is pressed only once the engine took the first: an engine that
+// reads two Escapes in one read as one press (OpenCode) and is slow to read (a loaded machine:
+// the fake engine pauses after each read, far longer than the key gap) is still interrupted.
+func TestInterruptWaitsForTheEngineToTakeEachKey(t *testing.T) {
+	h := newParallelHerdWith(t, map[string]string{"engines.json": `{"engines": [{"name": "claude", "interrupt": {"keys": ["Escape", "Escape"], "thenKeys": []}}]}`})
+	env := append(fakeEnv(t, "claude", false), "FAKEENGINE_ESC_TWICE=1", "FAKEENGINE_READ_PAUSE=400ms")
+	if _, err := h.c.Start(h.ctx, herd.StartParams{Engine: "claude", Name: "oc", Env: env}); err != nil {
+		t.Fatal(err)
+	}
+	h.wait("oc", herd.StateIdle)
+	if _, err := h.c.Prompt(h.ctx, "oc", "slow story", herd.PromptOptions{Wait: true, States: []string{"working"}, Timeout: testTimeout}); err != nil {
+		t.Fatal(err)
+	}
+	ir, err := h.c.Interrupt(h.ctx, "oc")
+	if err != nil || len(ir.Keys) != 2 {
+		t.Fatalf("interrupt: %+v %v", ir, err)
+	}
+	// Escapes taken as one press leave it working ("esc again to interrupt") for the slow turn.
+	if _, err := h.c.Wait(h.ctx, []string{"oc"}, herd.WaitOptions{States: []string{herd.StateIdle}, Timeout: testTimeout / 2}); err != nil {
+		t.Fatalf("oc never stopped after the interrupt: %v\n%s", err, h.read("oc"))
+	}
+	if s := h.read("oc"); !strings.Contains(s, "Interrupted") {
+		t.Fatalf("the two Escapes should have interrupted the turn:\n%s", s)
+	}
+}

@@ -14,7 +14,8 @@ import (
 // want is one wanted state; an empty kind matches any blocked sub-kind.
 type want struct{ state, kind string }
 
-func parseWaitStates(in []string, def []string) ([]want, error) {
+// waitStateParts splits the states a request names ("blocked,done", "idle"), blanks dropped.
+func waitStateParts(in []string) []string {
 	var parts []string
 	for _, s := range in {
 		for _, p := range strings.Split(s, ",") {
@@ -23,6 +24,11 @@ func parseWaitStates(in []string, def []string) ([]want, error) {
 			}
 		}
 	}
+	return parts
+}
+
+func parseWaitStates(in []string, def []string) ([]want, error) {
+	parts := waitStateParts(in)
 	if len(parts) == 0 {
 		parts = def
 	}
@@ -59,7 +65,22 @@ type waitee struct {
 	failed bool
 	// pending: at rest, its task waiting for the engine's done hook (herd.Event.TaskPending).
 	pending bool
+	// turn: the wait was given no states, so it waits for the end of the task open when it began,
+	// whatever state that end leaves (a shell's turn ends idle, an engine's done), or for blocked.
+	// task is that task's id ("" when none was open, or its id was not minted yet: any task end
+	// counts); open says one was; taskEnded that it ended.
+	turn      bool
+	open      bool
+	task      string
+	taskEnded bool
 }
+
+// turnWants are what a wait without states matches besides its open task's end: blocked, and
+// (with no task open) a member at rest.
+var (
+	turnBlocked = []want{{state: herd.StateBlocked}}
+	turnAtRest  = []want{{state: herd.StateBlocked}, {state: herd.StateDone}, {state: herd.StateIdle}}
+)
 
 // decide sets the outcome from the current knowledge: matched, ended (the process exited
 // without reaching a wanted state), gone, or "" (keep waiting).
@@ -81,12 +102,27 @@ func (w *waitee) decide(ws []want) {
 		}
 	case w.failed:
 		w.Outcome = herd.OutcomeEnded
+	case w.turn && w.open && w.taskEnded:
+		w.Outcome = herd.OutcomeMatched // the open task ended, whatever its end
 	case w.pending && (w.State == herd.StateDone || w.State == herd.StateIdle):
 		// At rest on the screen, the turn's task still waiting for the engine's done hook: the
 		// turn is not over for a reader of its task yet (tasks_record.go).
+	case w.turn && w.open:
+		if wanted(turnBlocked, w.State, w.BlockedOn) {
+			w.Outcome = herd.OutcomeMatched
+		}
+	case w.turn:
+		if wanted(turnAtRest, w.State, w.BlockedOn) {
+			w.Outcome = herd.OutcomeMatched
+		}
 	case wanted(ws, w.State, w.BlockedOn):
 		w.Outcome = herd.OutcomeMatched
 	}
+}
+
+// endsTask: the event e (of w's member) closed the task w waits for.
+func (w *waitee) endsTask(e herd.Event) bool {
+	return w.turn && w.open && e.TaskEnded && e.Task != "" && (w.task == "" || e.Task == w.task)
 }
 
 func hWait(ctx context.Context, sc *serverConn, params json.RawMessage) (any, error) {
@@ -101,6 +137,7 @@ func hWait(ctx context.Context, sc *serverConn, params json.RawMessage) (any, er
 	if p.Any && p.All {
 		return nil, exitcode.New(exitcode.Usage, "pass --any or --all, not both")
 	}
+	turn := len(waitStateParts(p.States)) == 0
 	ws, err := parseWaitStates(p.States, herd.DefaultWaitStates)
 	if err != nil {
 		return nil, err
@@ -133,7 +170,7 @@ func hWait(ctx context.Context, sc *serverConn, params json.RawMessage) (any, er
 	}
 	d.mu.Unlock()
 	d.state.lock()
-	sub := d.bus.subscribeLocked(names, false)
+	sub := d.bus.subscribeLocked(names, turn) // a turn's end may come as an internal task-end event
 	ws2 := make([]*waitee, len(names))
 	byName := map[string]*waitee{}
 	var tasksEnded []string // tasks seen ending, in order
@@ -147,6 +184,12 @@ func hWait(ctx context.Context, sc *serverConn, params json.RawMessage) (any, er
 			}
 			w.failed = m.task == nil && m.kind.failedLocked()
 			w.pending = m.task != nil && m.task.endPending
+			if w.turn = turn; turn && m.task != nil {
+				w.open = true
+				if id := m.task.id; id != "-" {
+					w.task = id
+				}
+			}
 		}
 		w.decide(ws)
 		if m := ms[i]; w.Outcome != "" && m != nil && m.task == nil && m.lastClosed != nil {
@@ -182,6 +225,14 @@ func hWait(ctx context.Context, sc *serverConn, params json.RawMessage) (any, er
 				switch e.Type {
 				case herd.EventRemoved:
 					w.State, w.BlockedOn, w.Authority = herd.StateGone, "", herd.AuthorityRuntime
+				case eventTaskEnd:
+					// A task ended with no change of state (interrupted, superseded…).
+					if !w.endsTask(e) {
+						continue
+					}
+					w.taskEnded = true
+					w.TasksEnded = append(w.TasksEnded, e.Task)
+					tasksEnded = append(tasksEnded, e.Task)
 				case herd.EventState:
 					w.State, w.BlockedOn, w.Authority = e.State, e.BlockedOn, e.Authority
 					if e.ExitCode != nil {
@@ -192,6 +243,9 @@ func hWait(ctx context.Context, sc *serverConn, params json.RawMessage) (any, er
 					if e.TaskEnded && e.Task != "" {
 						w.TasksEnded = append(w.TasksEnded, e.Task)
 						tasksEnded = append(tasksEnded, e.Task)
+					}
+					if w.endsTask(e) {
+						w.taskEnded = true
 					}
 				default:
 					continue
