@@ -306,3 +306,40 @@ func TestFileOwner(t *testing.T) {
 		t.Fatalf("FileOwner = %d, %v; want %d", uid, ok, os.Getuid())
 	}
 }
+
+// TestUnreadInputOfATerminal: bytes typed into a terminal nobody reads wait in its input queue;
+// once read, the queue is empty. A platform that cannot tell says so in Gaps.
+func TestUnreadInputOfATerminal(t *testing.T) {
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptmx.Close()
+	defer tty.Close()
+	if UnreadInput(tty.Name()) {
+		t.Fatal("UnreadInput = true before anything was typed")
+	}
+	if _, err := ptmx.Write([]byte("x\n")); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(bound)
+	for !UnreadInput(tty.Name()) {
+		if slices.ContainsFunc(Gaps(), func(g Gap) bool { return strings.Contains(g.Signal, "unread input") && g.Cost != "" }) {
+			return // not read here, and named for doctor
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("UnreadInput = false with a typed line unread")
+		}
+		time.Sleep(time.Millisecond) // the line discipline moves the bytes across; poll the condition
+	}
+	buf := make([]byte, 16)
+	if _, err := tty.Read(buf); err != nil {
+		t.Fatal(err)
+	}
+	if UnreadInput(tty.Name()) {
+		t.Fatal("UnreadInput = true after the line was read")
+	}
+	if UnreadInput(filepath.Join(t.TempDir(), "no-such-tty")) {
+		t.Fatal("UnreadInput of a missing terminal = true")
+	}
+}

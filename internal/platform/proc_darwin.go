@@ -14,7 +14,14 @@ var gaps = []Gap{{
 	Signal: "foreground process reading the terminal",
 	Cost: "macOS has no /proc/PID/syscall: a program with neither screen rules nor hooks (sh, a REPL, a script) " +
 		"is read from its screen only, never idle from its foreground process waiting for input",
+}, {
+	Signal: "unread input on a member's terminal",
+	Cost: "keys of an interrupt are paced by the engine's key gap alone, not by the engine having read the one " +
+		"before: a heavily loaded engine may read two Escapes as one press",
 }}
+
+// UnreadInput cannot be told here (see gaps): false.
+func UnreadInput(ttyName string) bool { return false }
 
 // SocketPathMax is the longest unix-socket path this platform takes (sun_path is 104 bytes,
 // one of them the terminating NUL).

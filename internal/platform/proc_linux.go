@@ -137,3 +137,16 @@ func isWaitCall(nr int) bool { return waitCalls[nr] || extraWaitCall(nr) }
 func DropFromPageCache(f *os.File) error {
 	return unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
 }
+
+// UnreadInput reports whether bytes written to a terminal wait unread by the program on it
+// (TIOCINQ on the terminal's own side). False when that cannot be told (no such terminal, no
+// permission).
+func UnreadInput(ttyName string) bool {
+	f, err := os.OpenFile(ttyName, os.O_RDONLY|unix.O_NOCTTY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	n, err := unix.IoctlGetInt(int(f.Fd()), unix.TIOCINQ)
+	return err == nil && n > 0
+}
