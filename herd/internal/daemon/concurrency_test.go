@@ -65,6 +65,7 @@ func TestFiftyClientsLoseNoEvent(t *testing.T) {
 	}
 	next := watch.Seq + 1
 	blocked := map[string]int{}
+	history := map[string][]string{}
 	for next <= st.Seq {
 		e, ok := <-watch.Events()
 		if !ok {
@@ -74,14 +75,19 @@ func TestFiftyClientsLoseNoEvent(t *testing.T) {
 			t.Fatalf("event %d arrived when %d was due: an event was lost or reordered", e.Seq, next)
 		}
 		next++
+		history[e.Name] = append(history[e.Name], fmt.Sprintf("%s:%s/%s(%s)<-%s", e.Type, e.State, e.BlockedOn, e.Authority, e.Prev))
 		if e.Type == herd.EventState && e.State == herd.StateBlocked {
 			blocked[e.Name]++
 		}
 	}
 	for i := 0; i < clients; i++ {
 		name := fmt.Sprintf("m%02d", i)
-		if blocked[name] != rounds {
-			t.Errorf("%s: subscriber saw %d blocked events, want %d", name, blocked[name], rounds)
+		// At least one blocked per round: the answer is two key presses, and between "y" and
+		// Enter a loaded member may truly read working (the daemon claims working for keys typed
+		// into a question) and then blocked again, so a round can enter blocked twice. Loss and
+		// duplication are what the sequence check above rules out.
+		if blocked[name] < rounds {
+			t.Errorf("%s: subscriber saw %d blocked events, want at least %d: %v", name, blocked[name], rounds, history[name])
 		}
 	}
 }
