@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/mosh-dev/mosh/herd/cost"
 )
 
 // Transcripts: the engine's own session file, found from the agent's working directory.
@@ -28,15 +30,7 @@ func transcriptDir(getenv func(string) string, kind, dir string) (string, string
 		if base == "" {
 			base = filepath.Join(home, ".claude")
 		}
-		var b strings.Builder
-		for _, r := range dir {
-			if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
-				b.WriteRune(r)
-			} else {
-				b.WriteByte('-')
-			}
-		}
-		return filepath.Join(base, "projects", b.String()), "claude"
+		return filepath.Join(base, "projects", cost.Slug(dir)), "claude"
 	case "pi":
 		base := getenv("PI_CODING_AGENT_DIR")
 		if base == "" {
