@@ -198,10 +198,8 @@ func askInline(ctx context.Context, in io.Reader, out io.Writer, q string, optio
 			if len(options) == 0 {
 				return l, nil
 			}
-			for i, o := range options {
-				if l == strconv.Itoa(i+1) || strings.EqualFold(l, o) {
-					return o, nil
-				}
+			if o, ok := herd.ReplyOption(options, l); ok {
+				return o, nil
 			}
 			fmt.Fprintf(out, "answer with a number from 1 to %d or an option's text\n> ", len(options))
 		}

@@ -1,5 +1,10 @@
 package herd
 
+import (
+	"strconv"
+	"strings"
+)
+
 // Question is what a blocked member is asking, as far as the daemon can read it: the dialog's
 // text and, for a menu or a permission, the options the engine offers, in the order it draws
 // them. It rides on Member (list, ps --json, events) so that notifications, `herd answer`,
@@ -25,4 +30,17 @@ type QuestionOption struct {
 	Key string `json:"key"`
 	// Label is the option's text as drawn.
 	Label string `json:"label"`
+}
+
+// ReplyOption is the option of an ask() a reply names: its number (1-based) or its text, case
+// and surrounding space ignored. The terminal's inline ask and `mosh herd reply` read a reply
+// the same way.
+func ReplyOption(options []string, reply string) (string, bool) {
+	reply = strings.TrimSpace(reply)
+	for i, o := range options {
+		if reply == strconv.Itoa(i+1) || strings.EqualFold(reply, o) {
+			return o, true
+		}
+	}
+	return "", false
 }

@@ -345,13 +345,8 @@ func hReply(_ context.Context, sc *serverConn, params json.RawMessage) (any, err
 	}
 	text := p.Text
 	if len(pa.p.Options) > 0 {
-		picked := ""
-		for i, o := range pa.p.Options {
-			if strings.TrimSpace(text) == strconv.Itoa(i+1) || strings.EqualFold(strings.TrimSpace(text), o) {
-				picked = o
-			}
-		}
-		if picked == "" {
+		picked, ok := herd.ReplyOption(pa.p.Options, text)
+		if !ok {
 			h.mu.Lock()
 			h.asks[p.ID] = pa // still open
 			h.mu.Unlock()
