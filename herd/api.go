@@ -581,6 +581,11 @@ const (
 	// EventQuestion: a blocked member's question changed without a state change (the hook's
 	// blocked came first and the screen has now drawn the menu's options). Question carries it.
 	EventQuestion = "question"
+	// EventScreen: a member's screen settled (a frame ended: output went quiet, or a synchronized
+	// frame closed), whether or not its state changed. Only subscriptions that ask for it
+	// (SubscribeParams.Screens) get it, and it carries no sequence number: the dashboard re-reads
+	// a member's grid on it instead of polling.
+	EventScreen = "screen"
 )
 
 type SubscribeParams struct {
@@ -588,6 +593,8 @@ type SubscribeParams struct {
 	// that arrive before the subscribe response has been read.
 	ID    string   `json:"id"`
 	Names []string `json:"names,omitempty"` // empty = every member
+	// Screens also delivers EventScreen events (without a sequence number).
+	Screens bool `json:"screens,omitempty"`
 }
 
 // EventNotification is the params object of an "event" notification.

@@ -810,14 +810,25 @@ func (s *Subscription) Close() error {
 // Subscribe starts a stream of state events for names (none = every member). Events carry a
 // per-daemon sequence number.
 func (c *Client) Subscribe(ctx context.Context, names ...string) (*Subscription, error) {
+	return c.subscribe(ctx, SubscribeParams{Names: names})
+}
+
+// SubscribeScreens is Subscribe that also delivers EventScreen events (without a sequence
+// number): one each time a member's screen settles, at a frame's end.
+func (c *Client) SubscribeScreens(ctx context.Context, names ...string) (*Subscription, error) {
+	return c.subscribe(ctx, SubscribeParams{Names: names, Screens: true})
+}
+
+func (c *Client) subscribe(ctx context.Context, p SubscribeParams) (*Subscription, error) {
 	id := "s" + strconv.FormatInt(c.nextSub.Add(1), 10)
+	p.ID = id
 	s := &Subscription{c: c, id: id, events: make(chan Event, 64), stop: make(chan struct{})}
 	c.mu.Lock()
 	c.subs[id] = s
 	c.mu.Unlock()
 	go s.pump()
 	var r SubscribeResult
-	if err := c.call(ctx, MethodSubscribe, SubscribeParams{ID: id, Names: names}, &r); err != nil {
+	if err := c.call(ctx, MethodSubscribe, p, &r); err != nil {
 		c.mu.Lock()
 		delete(c.subs, id)
 		c.mu.Unlock()

@@ -165,7 +165,9 @@ func (d *Dashboard) member(w http.ResponseWriter, r *http.Request, _ *session) {
 }
 
 // screenEvents streams a member's screen (event "screen", a snapshot.Grid as JSON) whenever it
-// changed, read every ScreenEvery; event "gone" when the member is.
+// changed; event "gone" when the member is. Nothing polls: the grid is read once, then again on
+// each of the member's events (herd.EventScreen at a frame's end, a state change for a remote
+// member's answer). Events that queued during a read are taken together: one read for them all.
 func (d *Dashboard) screenEvents(w http.ResponseWriter, r *http.Request, sess *session) {
 	name, ok := memberName(w, r)
 	if !ok {
@@ -173,20 +175,26 @@ func (d *Dashboard) screenEvents(w http.ResponseWriter, r *http.Request, sess *s
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), callTimeout)
 	c, _, ok := d.lookup(ctx, w, name)
-	cancel()
 	if !ok {
+		cancel()
 		return
 	}
+	sub, err := c.SubscribeScreens(ctx, name)
+	cancel()
+	if err != nil {
+		clientError(w, err)
+		return
+	}
+	defer sub.Close()
 	rc, ok := sse(w)
 	if !ok {
 		return
 	}
-	tick := time.NewTicker(d.opts.ScreenEvery)
-	defer tick.Stop()
+	ping := time.NewTicker(sseKeepAlive)
+	defer ping.Stop()
 	end := time.NewTimer(time.Until(sess.exp))
 	defer end.Stop()
 	var last []byte
-	lastSent := time.Now()
 	for {
 		rctx, cancel := context.WithTimeout(r.Context(), callTimeout)
 		res, err := c.ReadGrid(rctx, name)
@@ -199,9 +207,7 @@ func (d *Dashboard) screenEvents(w http.ResponseWriter, r *http.Request, sess *s
 			if r.Context().Err() != nil {
 				return
 			}
-			if c = d.hub.client(); c == nil {
-				return // the daemon went away; the page reconnects
-			}
+			// Another failure: the next event reads again.
 		default:
 			g := res.Grid
 			if g == nil {
@@ -212,22 +218,45 @@ func (d *Dashboard) screenEvents(w http.ResponseWriter, r *http.Request, sess *s
 				if sendEvent(w, rc, "screen", b) != nil {
 					return
 				}
-				last, lastSent = b, time.Now()
-			} else if time.Since(lastSent) > sseKeepAlive {
-				if _, err := fmt.Fprint(w, ": ping\n\n"); err != nil || rc.Flush() != nil {
-					return
-				}
-				lastSent = time.Now()
+				last = b
+				ping.Reset(sseKeepAlive)
 			}
 		}
+		if !d.nextScreenEvent(w, rc, r, sub, end.C, ping.C) {
+			return
+		}
+	}
+}
+
+// nextScreenEvent waits for the member's next event and takes every one already queued behind
+// it, keeping the stream alive meanwhile. False: the stream ends (member removed, subscription
+// or session over, request gone, dashboard closed; the page reconnects where that makes sense).
+func (d *Dashboard) nextScreenEvent(w http.ResponseWriter, rc *http.ResponseController, r *http.Request, sub *herd.Subscription, end, ping <-chan time.Time) bool {
+	for {
 		select {
-		case <-tick.C:
-		case <-end.C:
-			return
+		case ev, ok := <-sub.Events():
+			for ok {
+				if ev.Type == herd.EventRemoved {
+					_ = sendEvent(w, rc, "gone", []byte(`{}`))
+					return false
+				}
+				select {
+				case ev, ok = <-sub.Events():
+				default:
+					return true
+				}
+			}
+			return false // the daemon went away; the page reconnects
+		case <-ping:
+			if _, err := fmt.Fprint(w, ": ping\n\n"); err != nil || rc.Flush() != nil {
+				return false
+			}
+		case <-end:
+			return false
 		case <-r.Context().Done():
-			return
+			return false
 		case <-d.hub.ctx.Done():
-			return
+			return false
 		}
 	}
 }

@@ -51,9 +51,6 @@ type Options struct {
 	SessionTTL time.Duration
 	// Coalesce is how long roster events are gathered before one update goes out (default 50ms).
 	Coalesce time.Duration
-	// ScreenEvery is how often an open member page's screen is re-read (default 50ms); an
-	// update goes out only when the grid changed.
-	ScreenEvery time.Duration
 	// EvalsDir is where `mosh herd eval` keeps its runs (default $MOSH_HOME/herd/evals).
 	EvalsDir string
 	// Now is the clock for sessions; default time.Now.
@@ -78,9 +75,6 @@ func New(ctx context.Context, opts Options) (*Dashboard, error) {
 	}
 	if opts.Coalesce <= 0 {
 		opts.Coalesce = 50 * time.Millisecond
-	}
-	if opts.ScreenEvery <= 0 {
-		opts.ScreenEvery = 50 * time.Millisecond
 	}
 	if opts.EvalsDir == "" {
 		opts.EvalsDir = EvalsDir(opts.Client.Home())

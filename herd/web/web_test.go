@@ -538,3 +538,38 @@ func TestPlainGridForTextOnlyMembers(t *testing.T) {
 		t.Fatalf("plainGrid keeps %d rows of a long text, want %d", g.Rows, plainRows)
 	}
 }
+
+// A member page's screen follows the member's output with no poll: the stream shows the first
+// screen, then text the member prints only after keys arrive long after the page opened (the
+// grid is re-read on the daemon's screen event at the frame's end).
+func TestScreenStreamFollowsOutput(t *testing.T) {
+	e := newEnv(t, false, false)
+	c := e.browser()
+	e.signIn(c, e.token)
+	e.runShell("echo", `printf 'ready\n'; while read l; do echo "got:$l"; done`)
+	req, _ := http.NewRequestWithContext(e.ctx, "GET", e.srv.URL+"/ui/api/members/echo/screen", nil)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	buf := make([]byte, 64<<10)
+	var seen strings.Builder
+	readUntil := func(want string) {
+		t.Helper()
+		for !strings.Contains(seen.String(), want) {
+			n, err := resp.Body.Read(buf)
+			if err != nil {
+				t.Fatalf("screen stream ended before %q showed: %v\n%s", want, err, seen.String())
+			}
+			seen.Write(buf[:n])
+		}
+	}
+	readUntil("ready")
+	for _, word := range []string{"first", "second"} {
+		if _, err := e.c.SendKeys(e.ctx, "echo", word, "Enter"); err != nil {
+			t.Fatal(err)
+		}
+		readUntil("got:" + word)
+	}
+}

@@ -40,6 +40,7 @@ func newBus(state *stateLock) *bus { return &bus{state: state, subs: map[*busSub
 type busSub struct {
 	names    map[string]bool // nil: every member
 	internal bool            // also receives settle events
+	screens  bool            // receives settle events as herd.EventScreen (a client asked)
 
 	// q holds the events not yet taken; it closes when the subscription ends, with
 	// errSubOverflow when the subscriber fell more than subQueueLimit events behind.
@@ -68,6 +69,15 @@ func (b *bus) subscribe(names []string, internal bool) (*busSub, uint64) {
 	return b.subscribeLocked(names, internal), b.seq
 }
 
+// subscribeScreens is subscribe for a client that also wants herd.EventScreen events.
+func (b *bus) subscribeScreens(names []string) (*busSub, uint64) {
+	b.state.lock()
+	defer b.state.unlock()
+	s := b.subscribeLocked(names, false)
+	s.screens = true
+	return s, b.seq
+}
+
 func (b *bus) unsubscribe(s *busSub) {
 	b.state.lock()
 	delete(b.subs, s)
@@ -86,7 +96,13 @@ func (b *bus) emitLocked(e herd.Event) herd.Event {
 		if s.names != nil && !s.names[e.Name] {
 			continue
 		}
-		if internalEvent(e.Type) && !s.internal {
+		switch {
+		case e.Type == eventSettle && s.screens:
+			se := e
+			se.Type = herd.EventScreen
+			s.push(se)
+			continue
+		case internalEvent(e.Type) && !s.internal:
 			continue
 		}
 		s.push(e)

@@ -983,7 +983,13 @@ func hSubscribe(ctx context.Context, sc *serverConn, params json.RawMessage) (an
 		sc.mu.Unlock()
 		return nil, exitcode.New(exitcode.Usage, "subscription id %q is already in use on this connection", p.ID)
 	}
-	sub, seq := sc.d.bus.subscribe(p.Names, false)
+	var sub *busSub
+	var seq uint64
+	if p.Screens {
+		sub, seq = sc.d.bus.subscribeScreens(p.Names)
+	} else {
+		sub, seq = sc.d.bus.subscribe(p.Names, false)
+	}
 	sc.subs[p.ID] = sub
 	sc.mu.Unlock()
 	sc.wg.Add(1)
