@@ -91,3 +91,24 @@ console.log(JSON.stringify({ a: a.cost, o: o.cost, none: none.cost, claude: cost
 		t.Errorf("a sum of nothing known is null, never 0: %+v", got.Nothing)
 	}
 }
+
+// herdTaskCost: a malformed id or option throws with the usage; a task the ledger does not have
+// resolves null (a read verb), and rowCost then says so instead of a 0.
+func TestHerdTaskCostBadInput(t *testing.T) {
+	env := herdDaemon(t)
+	r := runCtx(t, context.Background(), `
+import { rowCost } from "mosh:eval"
+for (const args of [["x"], [], ["t-1", { foo: 1 }], ["t-1", { engine: 3 }]]) {
+  try {
+    await herdTaskCost(...args)
+    console.log("no throw", JSON.stringify(args))
+  } catch (e) {
+    console.log("throws")
+  }
+}
+console.log(await herdTaskCost("t-99"))
+const c = await rowCost({ taskId: "t-99" }, { engine: "claude", cwd: "/nowhere" })
+console.log(c.totalTokens, c.costUSD, c.note)
+`, Config{Env: env}, time.Minute)
+	expectOut(t, r, "throws\nthrows\nthrows\nthrows\nnull\nnull null the use of t-99 could not be read: see mosh herd task t-99\n")
+}

@@ -537,7 +537,7 @@ export async function rowCost(row, member = {}) {
   const none = (note) => ({ totalTokens: null, tokens: null, costUSD: null, note })
   if (!row.taskId) return none("no task: the row's prompt was never typed")
   const r = await herdTaskCost(row.taskId, { engine: member.engine, cwd: member.cwd })
-  if (!r) return none(`the use of ${row.taskId} could not be read (mosh herd cost says why)`)
+  if (!r) return none(`the use of ${row.taskId} could not be read: see mosh herd task ${row.taskId}`)
   const o = { totalTokens: r.totalTokens, tokens: r.tokens, costUSD: r.costUSD }
   if (r.costSource) o.costSource = r.costSource
   if (r.note) o.note = r.note
