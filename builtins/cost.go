@@ -39,12 +39,9 @@ func init() {
 			"within the task, costUSD when the engine records no money and there is no price for its model;\n" +
 			"note says why.",
 		Bind: func(c *Call) (Action, error) {
-			id, err := c.String(0, "the task id (t-N)")
+			id, err := taskIDArg(c, 0)
 			if err != nil {
 				return Action{}, err
-			}
-			if err := herd.CheckTaskID(id); err != nil {
-				return Action{}, c.Misuse("%q is not a task id: ids look like t-12", id)
 			}
 			o, err := c.Options(1, "the options")
 			if err != nil {
