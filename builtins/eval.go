@@ -128,6 +128,18 @@ export function screenAnswer(text: string, prompt: string): string;
 export function answerOf(artifact: { text: string; source: string } | null | undefined, prompt: string): { answer: string; source: "hook" | "remote" | "screen" | "none" };
 /** Run one case on a fresh member of an engine or on an existing @member; resolves the report's row. */
 export function runRow(c: Case, opts?: { [key: string]: any }): Promise<any>;
+/** What a row's task used, from its engine's own records (herdTaskCost); null values with the note saying why, never 0. */
+export interface RowCost {
+  totalTokens: number | null;
+  tokens: { input: number; output: number; cacheRead: number; cacheWrite: number; reasoning?: number } | null;
+  costUSD: number | null;
+  costSource?: string;
+  note?: string;
+}
+/** A row's cost: its task's use read by herdTaskCost under the member's engine and cwd (pass them for a member killed since). */
+export function rowCost(row: any, member?: { engine?: string; cwd?: string }): Promise<RowCost>;
+/** An engine's cost over its rows: tokens summed over the rows that have them, money when every such row has it, unknown: rows without. */
+export function costSum(rows: any[]): { totalTokens: number | null; tokens: RowCost["tokens"]; costUSD: number | null; unknown: number; note?: string };
 /** The median of a list of numbers (null for none). */
 export function median(xs: number[]): number | null;
 /** The report's per-engine summaries for rows at a threshold. */

@@ -57,7 +57,8 @@ func TestEvalSummarizeAndJUnit(t *testing.T) {
 const row = (id, engine, outcome, attempt = 1, extra = {}) => ({id, engine, attempt, outcome, score: outcome === "pass" ? 1 : outcome === "fail" ? 0 : null,
   pass: outcome === "pass", answer: "", taskId: null, member: null, durationMs: 100 * attempt, results: [], ...extra})
 const rows = [
-  row("a", "claude", "pass"), row("b", "claude", "fail", 1, {answer: "bad <b>&\"x\" \u001b[31mred\u001b[0m ]]>", results: [{type: "expect", value: "4", pass: false, weight: 1, detail: "no match"}]}),
+  row("a", "claude", "pass", 1, {cost: {totalTokens: 16, tokens: {input: 12, output: 4, cacheRead: 0, cacheWrite: 0}, costUSD: 0.5, costSource: "engine"}}),
+  row("b", "claude", "fail", 1, {cost: {totalTokens: 4, tokens: {input: 3, output: 1, cacheRead: 0, cacheWrite: 0}, costUSD: null, note: "no price"}, answer: "bad <b>&\"x\" \u001b[31mred\u001b[0m ]]>", results: [{type: "expect", value: "4", pass: false, weight: 1, detail: "no match"}]}),
   row("c", "claude", "unscorable", 1, {judge: {score: null, why: "garbage"}}), row("d", "claude", "blocked", 1, {question: "permission: Do you want to proceed?"}),
   row("e", "claude", "failed", 1, {exitCode: 7}), row("f", "claude", "timeout"),
   row("a", "@m", "pass", 1), row("a", "@m", "fail", 2), row("a", "@m", "pass", 3),
@@ -75,8 +76,10 @@ console.log(junit({engines, rows}))
 	}
 	lines := strings.SplitN(r.stdout, "\n", 6)
 	want := []string{
-		`{"engine":"claude","score":0.2,"passed":1,"failed":1,"blocked":1,"timeouts":1,"errors":1,"unscorable":1,"total":6,"medianMs":100,"pass":false}`,
-		`{"engine":"@m","score":0.5,"passed":1,"failed":0,"blocked":0,"timeouts":0,"errors":1,"unscorable":0,"total":2,"medianMs":200,"pass":true}`,
+		`{"engine":"claude","score":0.2,"passed":1,"failed":1,"blocked":1,"timeouts":1,"errors":1,"unscorable":1,"total":6,"medianMs":100,` +
+			`"cost":{"totalTokens":20,"tokens":{"input":15,"output":5,"cacheRead":0,"cacheWrite":0},"costUSD":null,"unknown":4,"note":"no price"},"pass":false}`,
+		`{"engine":"@m","score":0.5,"passed":1,"failed":0,"blocked":0,"timeouts":0,"errors":1,"unscorable":0,"total":2,"medianMs":200,` +
+			`"cost":{"totalTokens":null,"tokens":null,"costUSD":null,"unknown":6},"pass":true}`,
 		"@ma1,@ma2,@ma3",
 		"3 3 null",
 		"the engine exited mid-row with code 7 | blocked on a question: permission: Do you want to proceed?",

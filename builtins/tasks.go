@@ -71,12 +71,9 @@ func init() {
 		Detail: "artifact is {text, source, truncated, chars}: the engine's own final message (source \"hook\") or\n" +
 			"the text that appeared since the prompt (\"screen\"), the last 8000 characters.",
 		Bind: func(c *Call) (Action, error) {
-			id, err := c.String(0, "the task id (t-N)")
+			id, err := taskIDArg(c, 0)
 			if err != nil {
 				return Action{}, err
-			}
-			if err := herd.CheckTaskID(id); err != nil {
-				return Action{}, c.Misuse("%q is not a task id: ids look like t-12", id)
 			}
 			s := herdSessionFor(c)
 			return Action{Do: func(ctx context.Context) (any, error) {
@@ -88,6 +85,18 @@ func init() {
 			}}, nil
 		},
 	})
+}
+
+// taskIDArg reads argument i as a task id (t-N).
+func taskIDArg(c *Call, i int) (string, error) {
+	id, err := c.String(i, "the task id (t-N)")
+	if err != nil {
+		return "", err
+	}
+	if err := herd.CheckTaskID(id); err != nil {
+		return "", c.Misuse("%q is not a task id: ids look like t-12", id)
+	}
+	return id, nil
 }
 
 // sinceValue reads a since option: a Date, unix milliseconds, or a duration string back from now.

@@ -1034,3 +1034,97 @@ func TestEvalMemberLeftBlocked(t *testing.T) {
 		t.Errorf("member m after the eval: %+v; want still blocked on perm's question, nothing queued", ms[0])
 	}
 }
+
+// evalCost is a row's or an engine's cost in the report.
+type evalCost struct {
+	TotalTokens *int64 `json:"totalTokens"`
+	Tokens      *struct {
+		Input, Output, CacheRead, CacheWrite int64
+	} `json:"tokens"`
+	CostUSD    *float64 `json:"costUSD"`
+	CostSource string   `json:"costSource"`
+	Unknown    int      `json:"unknown"`
+	Note       string   `json:"note"`
+}
+
+// Each row carries what its task used, from the engine's own records (the fake engine writes a
+// Claude Code transcript: 10 input tokens, the reply's length in output tokens), and each engine
+// the sum; money comes from the user's price for the model. A row of a member whose program records
+// nothing carries null with the reason, never 0; the summary table shows the sums.
+func TestEvalCostPerRowAndEngine(t *testing.T) {
+	e := newEval(t)
+	e.env = append(e.env, "FAKEENGINE_TRANSCRIPT=1")
+	e.write("herd/prices.json", `{"claude-opus-5-5": {"input": 1000, "output": 2000}}`, 0o600)
+	e.expect(0, "herd", "run", "--name", "ans", "--", "sh", "-c", `while read l; do echo "answer: 4"; done`)
+	ds := e.dataset("ds.jsonl", `{"id":"four","prompt":"the answer is 4","expect":"4"}
+{"id":"blue","prompt":"say blue","expect":"blue"}
+`)
+	out, errs, code := e.runIn(e.dir, "herd", "eval", "--json", "--dataset", ds, "--engines", "claude,@ans")
+	if code != 4 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	var r struct {
+		Engines []struct {
+			Engine string   `json:"engine"`
+			Cost   evalCost `json:"cost"`
+		} `json:"engines"`
+		Rows []struct {
+			ID     string   `json:"id"`
+			Engine string   `json:"engine"`
+			Cost   evalCost `json:"cost"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	usd := func(in, outTok int64) float64 { return (float64(in)*1000 + float64(outTok)*2000) / 1e6 }
+	var sum float64
+	for _, row := range r.Rows {
+		c := row.Cost
+		if row.Engine == "@ans" {
+			if c.TotalTokens != nil || c.Tokens != nil || c.CostUSD != nil || !strings.Contains(c.Note, "records no usage") {
+				t.Errorf("row %s of a program that records nothing: %+v", row.ID, c)
+			}
+			continue
+		}
+		answer := map[string]string{"four": "the answer is 4", "blue": "say blue"}[row.ID]
+		n := int64(len(answer))
+		if c.Tokens == nil || c.Tokens.Input != 10 || c.Tokens.Output != n || c.TotalTokens == nil || *c.TotalTokens != 10+n ||
+			c.CostUSD == nil || *c.CostUSD != usd(10, n) || c.CostSource != "prices" || c.Note != "" {
+			t.Errorf("row %s: %+v (want 10 input, %d output tokens, priced)", row.ID, c, n)
+		}
+		if c.CostUSD != nil {
+			sum += *c.CostUSD
+		}
+	}
+	for _, en := range r.Engines {
+		c := en.Cost
+		switch en.Engine {
+		case "claude":
+			if c.TotalTokens == nil || *c.TotalTokens != 20+15+8 || c.CostUSD == nil || *c.CostUSD != sum || c.Unknown != 0 {
+				t.Errorf("claude's sum: %+v, want 43 tokens and $%v", c, sum)
+			}
+		case "@ans":
+			if c.TotalTokens != nil || c.CostUSD != nil || c.Unknown != 2 || !strings.Contains(c.Note, "records no usage") {
+				t.Errorf("@ans's sum: %+v", c)
+			}
+		}
+	}
+	if !strings.Contains(errs, "TOKENS") || !strings.Contains(errs, "COST") || !regexp.MustCompile(`claude .* 43 +\$0\.\d+`).MatchString(errs) ||
+		!strings.Contains(errs, "@ans cost: no tokens — ") {
+		t.Errorf("the summary table shows the sums, and why one is unknown:\n%s", errs)
+	}
+
+	// Rows of one engine run at once in one directory: their records cannot be told apart, so
+	// their cost is unknown, never a guess.
+	out, errs, code = e.runIn(e.dir, "herd", "eval", "--json", "--dataset", ds, "--engines", "claude", "--concurrency", "2")
+	r.Rows = nil
+	if err := json.Unmarshal([]byte(out), &r); err != nil || code != 0 || len(r.Rows) != 2 {
+		t.Fatalf("exit %d, %v\n%s\n%s", code, err, out, errs)
+	}
+	for _, row := range r.Rows {
+		if row.Cost.TotalTokens != nil || row.Cost.CostUSD != nil || !strings.Contains(row.Cost.Note, "--isolated") {
+			t.Errorf("row %s run beside another in one directory: %+v", row.ID, row.Cost)
+		}
+	}
+}

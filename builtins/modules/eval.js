@@ -523,6 +523,45 @@ async function questionOf(name, kind) {
 }
 
 export async function runRow(c, opts = {}) {
+  const member = {} // the member's engine and cwd, for its records once it is gone
+  const row = await attemptRow(c, opts, member)
+  row.cost = await rowCost(row, member)
+  return row
+}
+
+// rowCost is what the row's task used, read from its engine's own records by herdTaskCost (as
+// mosh herd cost reads them), after the member was killed (Claude Code writes its money as it
+// exits): {totalTokens, tokens, costUSD, costSource, note}. A value the records do not give is
+// null with the note saying why, never 0.
+export async function rowCost(row, member = {}) {
+  const none = (note) => ({ totalTokens: null, tokens: null, costUSD: null, note })
+  if (!row.taskId) return none("no task: the row's prompt was never typed")
+  const r = await herdTaskCost(row.taskId, { engine: member.engine, cwd: member.cwd })
+  if (!r) return none(`the use of ${row.taskId} could not be read: see mosh herd task ${row.taskId}`)
+  const o = { totalTokens: r.totalTokens, tokens: r.tokens, costUSD: r.costUSD }
+  if (r.costSource) o.costSource = r.costSource
+  if (r.note) o.note = r.note
+  return o
+}
+
+// costSum is an engine's use over its rows: the tokens of the rows that have them (null when no
+// row has), the money when every row with tokens has it (else null), how many rows have no
+// tokens, and the first reason something is missing.
+export function costSum(rows) {
+  const known = rows.filter((r) => r.cost && r.cost.totalTokens !== null)
+  const o = { totalTokens: null, tokens: null, costUSD: null, unknown: rows.length - known.length }
+  if (known.length > 0) {
+    o.tokens = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }
+    for (const r of known) for (const k of Object.keys(o.tokens)) o.tokens[k] += r.cost.tokens[k] || 0
+    o.totalTokens = known.reduce((n, r) => n + r.cost.totalTokens, 0)
+    if (known.every((r) => r.cost.costUSD !== null)) o.costUSD = known.reduce((n, r) => n + r.cost.costUSD, 0)
+  }
+  const why = rows.find((r) => r.cost && r.cost.note && (r.cost.totalTokens === null || r.cost.costUSD === null))
+  if (why) o.note = why.cost.note
+  return o
+}
+
+async function attemptRow(c, opts, member) {
   const started = Date.now()
   const spec = opts.engine
   if (typeof spec !== "string" || spec === "") throw new TypeError("runRow(case, {engine}): missing the engine")
@@ -563,6 +602,8 @@ export async function runRow(c, opts = {}) {
       name = r.name
       started_ = true
       row.member = name
+      member.engine = r.engine
+      member.cwd = r.cwd
       // Ready when its state says so: idle. A member that starts blocked (a trust dialog) gets the
       // grace like any block.
       const ready = await awaitTurn(name, deadline, grace, ["idle", "blocked"])
@@ -577,7 +618,8 @@ export async function runRow(c, opts = {}) {
       row.member = name
       const m = (await herdList()).find((x) => x.name === name)
       if (!cwd && m && m.cwd) cwd = m.cwd
-      if (m) engineName = m.engine
+      if (m) engineName = member.engine = m.engine
+      if (m) member.cwd = m.cwd
       // Rows run in sequence here: one may have left the member blocked (its question
       // unanswered). This row's prompt would wait behind that question, so the member gets the
       // grace like any block (someone may answer it), then the row is blocked with that question
@@ -698,6 +740,7 @@ export function summarize(rows, engines, threshold = 0.8) {
       unscorable: n.unscorable,
       total,
       medianMs: median(mine.map((r) => r.durationMs)),
+      cost: costSum(mine),
       pass: score !== null && score >= threshold,
     }
   })

@@ -90,6 +90,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/mosh-dev/mosh/herd/cost"
 	"github.com/mosh-dev/mosh/herd/state"
 )
 
@@ -139,6 +140,8 @@ type config struct {
 	// ("esc again to interrupt", 5 s); a second press interrupts. Escapes
 	// read in one read count as one press.
 	escTwice bool
+	// transcript: write each answer's usage where Claude Code keeps its session transcript.
+	transcript bool
 	// headless: run as a nested `claude -p` (a tool started it): fire
 	// UserPromptSubmit and Stop with an own session, print the answer,
 	// exit.
@@ -182,6 +185,7 @@ func parseFlags(args []string) (config, error) {
 	durationFlag(fs, &c.takeDelay, "take-delay", 0, "how long a submitted prompt that says hold sits in the input box before its turn starts")
 	fs.StringVar(&c.stopGate, "stop-gate", os.Getenv("FAKEENGINE_STOP_GATE"), "the Stop hook fires once this file exists, not after --stop-delay (env FAKEENGINE_STOP_GATE)")
 	fs.StringVar(&c.takeGate, "take-gate", os.Getenv("FAKEENGINE_TAKE_GATE"), "a prompt that says hold is taken once this file exists, not after --take-delay; FILE.held says it waits (env FAKEENGINE_TAKE_GATE)")
+	fs.BoolVar(&c.transcript, "transcript", os.Getenv("FAKEENGINE_TRANSCRIPT") == "1", "write each answer's usage to a session transcript where Claude Code keeps it (~/.claude/projects/<cwd slug>/), in its format: 10 input tokens, the reply's length in output tokens")
 	fs.BoolVar(&c.escTwice, "esc-twice", os.Getenv("FAKEENGINE_ESC_TWICE") == "1", "OpenCode's Esc: a second press interrupts; Escapes in one read are one press")
 	durationFlag(fs, &c.readPause, "read-pause", 0, "how long after each read of its input the engine reads no more (a loaded machine: keys written meanwhile come in one read)")
 	durationFlag(fs, &c.pasteDelay, "paste-delay", 0, "how long after it arrived a pasted text reaches the input box")
@@ -1064,6 +1068,28 @@ func (e *engine) answer() {
 	e.after(e.cfg.turn/2, e.turn, func() { e.finish("You picked " + choice + ".") })
 }
 
+// writeUsage appends the turn's assistant message, with its usage, to the session's transcript
+// in Claude Code's format (herd/cost reads it: `mosh herd cost`, eval's cost per row).
+func (e *engine) writeUsage(reply string) {
+	model := e.model()
+	if model == "" {
+		model = "claude-fake"
+	}
+	line, _ := json.Marshal(map[string]any{"type": "assistant", "timestamp": time.Now().UTC().Format(time.RFC3339Nano), "sessionId": e.session,
+		"message": map[string]any{"id": fmt.Sprintf("msg_fake_%s_%d", e.session, e.turn), "model": model, "role": "assistant",
+			"usage": map[string]any{"input_tokens": 10, "output_tokens": utf8.RuneCountInString(reply), "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}}})
+	dir := filepath.Join(os.Getenv("HOME"), ".claude", "projects", cost.Slug(e.cwd))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return
+	}
+	f, err := os.OpenFile(filepath.Join(dir, e.session+".jsonl"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	_, _ = f.Write(append(line, '\n'))
+}
+
 // deny ends a dialog without any hook, as the real engines do.
 func (e *engine) deny() {
 	wasPerm := e.mode == modePerm
@@ -1098,6 +1124,9 @@ func (e *engine) finish(reply string) {
 	elapsed := time.Since(e.started)
 	e.turn++
 	e.stopWorking(modeIdle)
+	if e.cfg.transcript {
+		e.writeUsage(reply) // before the Stop hook, as Claude Code writes its transcript
+	}
 	stop := map[string]any{"stop_hook_active": false, "last_assistant_message": reply,
 		"background_tasks": []any{}, "session_crons": []any{}}
 	if e.cfg.stopDelay > 0 || e.cfg.stopGate != "" {
