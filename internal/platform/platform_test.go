@@ -242,9 +242,17 @@ func TestChildrenEnvironAndAlive(t *testing.T) {
 	if !slices.Contains(Children(os.Getpid()), pid) {
 		t.Fatalf("Children(self) = %v, missing %d", Children(os.Getpid()), pid)
 	}
-	env, err := Environ(pid)
-	if err != nil {
-		t.Fatal(err)
+	// cmd.Start returns once the exec began (close-on-exec fired), but the kernel sets the new
+	// image's environment a moment later: until then /proc/PID/environ reads empty. Wait for it.
+	var env []string
+	for deadline := time.Now().Add(bound); ; time.Sleep(time.Millisecond) {
+		var err error
+		if env, err = Environ(pid); err != nil {
+			t.Fatal(err)
+		}
+		if len(env) > 0 || time.Now().After(deadline) {
+			break
+		}
 	}
 	if !slices.Contains(env, "MOSH_PLATFORM_TEST=here") {
 		t.Fatalf("Environ(child) lacks MOSH_PLATFORM_TEST=here: %v", env)
