@@ -173,6 +173,7 @@ func TestHerdBuiltinsNeverBlockTheLoop(t *testing.T) {
 		{"herdWait", herd.MethodWait, `herdWait("api", {nothrow: true})`},
 		{"herdTasks", herd.MethodTasks, `herdTasks("api")`},
 		{"herdTask", herd.MethodTask, `herdTask("t-1")`},
+		{"herdTaskCost", herd.MethodTask, `herdTaskCost("t-1", {engine: "claude", cwd: "/tmp"})`},
 		{"herdRemoteAdd", herd.MethodRemoteAdd, `herdRemoteAdd("far", "http://127.0.0.1:9/", {force: true})`},
 		{"herdRemoteRemove", herd.MethodRemoteRemove, `herdRemoteRemove("far")`},
 		{"notify", herd.MethodNotifySend, `notify("hi")`},
