@@ -1185,10 +1185,19 @@ func HookPlans(opts Options) HookPlansResult {
 	if p, err := LookPath("mosh", "/", []string{"PATH=" + getenv("PATH")}); err == nil {
 		r.MoshOnPath = p
 	}
-	if exe, err := os.Executable(); err == nil {
-		if exe, err = filepath.EvalSymlinks(exe); err == nil {
-			r.Self = exe
-		}
+	if exe, err := SelfBinary(); err == nil {
+		r.Self = exe
 	}
 	return r
+}
+
+// SelfBinary is the absolute path of the binary this process runs as, symlinks resolved (the
+// ./bin/mosh of the Quick start, a mosh behind a package manager's link): what hooks run as
+// MOSH_HERD_BIN.
+func SelfBinary() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(exe)
 }

@@ -122,7 +122,7 @@ func serveForeground(ctx context.Context, home string, seams serveSeams) error {
 	}
 	d.lw = newLedgerWriter(d.logger, d.applyOps)
 	d.engines = defaultEngineTable(d.dir)
-	d.self, d.selfErr = selfBinary()
+	d.self, d.selfErr = herd.SelfBinary()
 	if err := herd.EnsurePrivateDir(d.dir); err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -536,14 +535,4 @@ func (m *member) stateSinceLocked() time.Time {
 		return m.created
 	}
 	return m.stateSince
-}
-
-// selfBinary is the absolute path of the binary this process runs as, symlinks resolved (the
-// ./bin/mosh of the Quick start, a mosh behind a package manager's link).
-func selfBinary() (string, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return "", err
-	}
-	return filepath.EvalSymlinks(exe)
 }
